@@ -1,0 +1,358 @@
+"""CEL runtime values as plain Python values, and the semantics shared by every tier.
+
+Representation (chosen so that Kubernetes JSON objects are CEL values as they are):
+
+=============  ==========================================================
+CEL type       Python
+=============  ==========================================================
+int            ``int`` (never ``bool``; checked to int64 range)
+uint           ``UInt`` (an ``int`` subclass; checked to uint64 range)
+double         ``float``
+bool           ``bool``
+string         ``str``
+bytes          ``bytes``
+null_type      ``None``
+list           ``list`` or ``tuple``
+map            ``dict``
+timestamp      ``Timestamp`` (nanoseconds since the Unix epoch, UTC)
+duration       ``Duration`` (nanoseconds)
+type           ``TypeValue``
+optional       ``OptionalValue``
+=============  ==========================================================
+
+Evaluation errors are ``CelError`` exceptions; ``&&``, ``||``, ``?:`` and the macros
+absorb them where CEL says a definite result exists.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
+
+# Timestamps: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z
+TIMESTAMP_MIN_SECONDS = -62135596800
+TIMESTAMP_MAX_SECONDS = 253402300799
+# Durations: +/- 10000 years in seconds, as protobuf's Duration.
+DURATION_MAX_SECONDS = 315576000000
+NANOS = 1_000_000_000
+
+
+class CelError(Exception):
+    """A CEL evaluation error (the error value of the CEL spec)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CostLimitExceeded(CelError):
+    """The runtime cost budget of one evaluation ran out."""
+
+
+def no_such_overload(name: str, *args: Any) -> CelError:
+    kinds = ", ".join(type_name(a) for a in args)
+    return CelError(f"no such overload: {name}({kinds})")
+
+
+def no_such_key(key: Any) -> CelError:
+    return CelError(f"no such key: {key!r}" if not isinstance(key, str) else f"no such key: {key}")
+
+
+class UInt(int):
+    """A CEL ``uint``. Arithmetic on it is done by the operators, which re-wrap results."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"{int(self)}u"
+
+
+class Timestamp:
+    """A point in time: integer nanoseconds since 1970-01-01T00:00:00Z."""
+
+    __slots__ = ("ns",)
+
+    def __init__(self, ns: int) -> None:
+        if not (TIMESTAMP_MIN_SECONDS * NANOS <= ns <= TIMESTAMP_MAX_SECONDS * NANOS + NANOS - 1):
+            raise CelError("timestamp out of range")
+        self.ns = ns
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Timestamp) and other.ns == self.ns
+
+    def __lt__(self, other: Timestamp) -> bool:
+        return self.ns < other.ns
+
+    def __hash__(self) -> int:
+        return hash(("ts", self.ns))
+
+    def __repr__(self) -> str:
+        return f"Timestamp({self.ns})"
+
+
+class Duration:
+    """A signed span of time: integer nanoseconds."""
+
+    __slots__ = ("ns",)
+
+    def __init__(self, ns: int) -> None:
+        if abs(ns) > DURATION_MAX_SECONDS * NANOS + NANOS - 1:
+            raise CelError("duration out of range")
+        self.ns = ns
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Duration) and other.ns == self.ns
+
+    def __lt__(self, other: Duration) -> bool:
+        return self.ns < other.ns
+
+    def __hash__(self) -> int:
+        return hash(("dur", self.ns))
+
+    def __repr__(self) -> str:
+        return f"Duration({self.ns})"
+
+
+class TypeValue:
+    """A CEL type as a value (the result of ``type(x)``, or the identifier ``int``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TypeValue) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("type", self.name))
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class OptionalValue:
+    """A CEL ``optional``: either holds ``value`` or is empty (``OptionalValue.NONE``)."""
+
+    __slots__ = ("has", "value")
+    NONE: OptionalValue
+
+    def __init__(self, value: Any = None, has: bool = True) -> None:
+        self.has = has
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OptionalValue) or other.has != self.has:
+            return False
+        return not self.has or cel_equals(self.value, other.value)
+
+    def __hash__(self) -> int:
+        return hash(("opt", self.has))
+
+    def __repr__(self) -> str:
+        return f"optional.of({self.value!r})" if self.has else "optional.none()"
+
+
+OptionalValue.NONE = OptionalValue(None, has=False)
+
+# Type names as CEL prints them.
+INT_TYPE = TypeValue("int")
+UINT_TYPE = TypeValue("uint")
+DOUBLE_TYPE = TypeValue("double")
+BOOL_TYPE = TypeValue("bool")
+STRING_TYPE = TypeValue("string")
+BYTES_TYPE = TypeValue("bytes")
+NULL_TYPE = TypeValue("null_type")
+LIST_TYPE = TypeValue("list")
+MAP_TYPE = TypeValue("map")
+TYPE_TYPE = TypeValue("type")
+TIMESTAMP_TYPE = TypeValue("google.protobuf.Timestamp")
+DURATION_TYPE = TypeValue("google.protobuf.Duration")
+OPTIONAL_TYPE = TypeValue("optional_type")
+
+TYPE_IDENTIFIERS: dict[str, TypeValue] = {
+    "int": INT_TYPE,
+    "uint": UINT_TYPE,
+    "double": DOUBLE_TYPE,
+    "bool": BOOL_TYPE,
+    "string": STRING_TYPE,
+    "bytes": BYTES_TYPE,
+    "null_type": NULL_TYPE,
+    "list": LIST_TYPE,
+    "map": MAP_TYPE,
+    "type": TYPE_TYPE,
+    "google.protobuf.Timestamp": TIMESTAMP_TYPE,
+    "google.protobuf.Duration": DURATION_TYPE,
+    "optional_type": OPTIONAL_TYPE,
+}
+
+
+# Library-defined value types (e.g. ``net.IP``), registered by their library module.
+EXTENSION_TYPES: dict[type, TypeValue] = {}
+
+
+def register_type(py_type: type, cel_type: TypeValue) -> None:
+    """Declare a library value class; its ``==``/``hash`` are used for CEL equality."""
+    EXTENSION_TYPES[py_type] = cel_type
+    TYPE_IDENTIFIERS.setdefault(cel_type.name, cel_type)
+
+
+def type_of(v: Any) -> TypeValue:
+    """The CEL type of a runtime value (``type(v)``)."""
+    t = type(v)
+    if t is bool:
+        return BOOL_TYPE
+    if t is int:
+        return INT_TYPE
+    if t is UInt:
+        return UINT_TYPE
+    if t is float:
+        return DOUBLE_TYPE
+    if t is str:
+        return STRING_TYPE
+    if t is bytes:
+        return BYTES_TYPE
+    if v is None:
+        return NULL_TYPE
+    if t is list or t is tuple:
+        return LIST_TYPE
+    if t is dict:
+        return MAP_TYPE
+    if t is Timestamp:
+        return TIMESTAMP_TYPE
+    if t is Duration:
+        return DURATION_TYPE
+    if t is TypeValue:
+        return TYPE_TYPE
+    if t is OptionalValue:
+        return OPTIONAL_TYPE
+    if t in EXTENSION_TYPES:
+        return EXTENSION_TYPES[t]
+    raise CelError(f"unsupported value of Python type {t.__name__}")
+
+
+def type_name(v: Any) -> str:
+    try:
+        return type_of(v).name
+    except CelError:
+        return type(v).__name__
+
+
+def check_int(v: int) -> int:
+    if INT64_MIN <= v <= INT64_MAX:
+        return v
+    raise CelError("return error for overflow")
+
+
+def check_uint(v: int) -> UInt:
+    if 0 <= v <= UINT64_MAX:
+        return UInt(v)
+    raise CelError("return error for overflow")
+
+
+def is_number(v: Any) -> bool:
+    t = type(v)
+    return t is int or t is float or t is UInt
+
+
+def cel_equals(a: Any, b: Any) -> bool:
+    """CEL ``==`` with heterogeneous numeric equality (``1 == 1u == 1.0``).
+
+    Values of different, non-numeric types are unequal (never an error), ``bool`` is not a
+    number, and NaN is unequal to everything.
+    """
+    ta, tb = type(a), type(b)
+    if ta is tb and (ta is str or ta is int or ta is bool):
+        return bool(a == b)
+    if ta is bool or tb is bool:
+        return False
+    if (ta is int or ta is float or ta is UInt) and (tb is int or tb is float or tb is UInt):
+        return bool(a == b)
+    if ta is list or ta is tuple:
+        if not (tb is list or tb is tuple) or len(a) != len(b):
+            return False
+        return all(cel_equals(x, y) for x, y in zip(a, b, strict=True))
+    if ta is dict:
+        if tb is not dict or len(a) != len(b):
+            return False
+        for k, v in a.items():
+            found, other = map_lookup(b, k)
+            if not found or not cel_equals(v, other):
+                return False
+        return True
+    if ta is not tb:
+        return False
+    return bool(a == b)
+
+
+def map_lookup(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:
+    """Look ``key`` up in a CEL map, numeric keys compared across int/uint/double."""
+    tk = type(key)
+    if tk is str:
+        if key in m:
+            return True, m[key]
+        return False, None
+    if tk is bool:
+        for k, v in m.items():
+            if type(k) is bool and k == key:
+                return True, v
+        return False, None
+    if tk is int or tk is UInt or tk is float:
+        if tk is float and (math.isnan(key) or key != int(key)):
+            return False, None
+        for k, v in m.items():
+            if type(k) is not bool and type(k) is not str and is_number(k) and k == key:
+                return True, v
+        return False, None
+    if key is None or tk in (list, tuple, dict, bytes, Timestamp, Duration):
+        raise CelError(f"unsupported key type: {type_name(key)}")
+    return (True, m[key]) if key in m else (False, None)
+
+
+def check_map_key(key: Any) -> Any:
+    """Map keys must be int, uint, bool or string."""
+    t = type(key)
+    if t is str or t is int or t is bool or t is UInt:
+        return key
+    raise CelError(f"unsupported key type: {type_name(key)}")
+
+
+def compare(a: Any, b: Any) -> int:
+    """CEL ordering as -1, 0 or 1 (for sorting, min/max); numbers compare across types.
+
+    The ``<`` family of operators does not use this: Python's own float comparisons already
+    give CEL's answer for NaN (every ordering is false).
+    """
+    ta, tb = type(a), type(b)
+    if ta is tb and ta in _ORDERED:
+        return -1 if a < b else (1 if b < a else 0)
+    if ta is not bool and tb is not bool and is_number(a) and is_number(b):
+        return -1 if a < b else (1 if a > b else 0)
+    raise no_such_overload("_<_", a, b)
+
+
+_ORDERED = frozenset({int, UInt, float, str, bytes, bool, Timestamp, Duration})
+
+
+def format_value(v: Any) -> str:
+    """A CEL-like literal rendering of a value, for messages and ``explain`` output."""
+    t = type(v)
+    if t is bool:
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if t is str:
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if t is UInt:
+        return f"{int(v)}u"
+    if t is float:
+        return repr(v)
+    if t is list or t is tuple:
+        return "[" + ", ".join(format_value(x) for x in v) + "]"
+    if t is dict:
+        return "{" + ", ".join(f"{format_value(k)}: {format_value(x)}" for k, x in v.items()) + "}"
+    return repr(v)

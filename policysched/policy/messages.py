@@ -1,0 +1,132 @@
+"""Every user-visible message of the policy layer and of ``policysched validate``.
+
+Templates use ``str.format`` fields; quoted names use double quotes, as in Kubernetes.
+"""
+
+from __future__ import annotations
+
+# --- reading sources -------------------------------------------------------------------
+CANNOT_READ = "cannot read file: {reason}"
+NOT_UTF8 = "file is not valid UTF-8 text (byte {offset})"
+NO_POLICIES = "no SchedulingPolicy documents found"
+NO_YAML_FILES = "no .yaml or .yml files found in this directory"
+
+# --- YAML ------------------------------------------------------------------------------
+INVALID_YAML = "invalid YAML: {problem}"
+DUPLICATE_KEY = 'duplicate key "{key}" (first defined at line {line})'
+NON_SCALAR_KEY = "a mapping key must be a plain value, not a {kind}"
+UNSUPPORTED_TAG = 'unsupported YAML tag "{tag}"'
+RECURSIVE_ALIAS = "recursive YAML alias"
+TOO_MANY_NODES = "document too large: aliases expand to more than {limit} values"
+
+# --- documents -------------------------------------------------------------------------
+DOCUMENT_NOT_MAPPING = "a document must be a mapping with apiVersion and kind, not {actual}"
+DOCUMENT_NO_KIND = (
+    "document has no kind: expected kind SchedulingPolicy (or a ConfigMap holding policies)"
+)
+DOCUMENT_WRONG_KIND = (
+    'not a SchedulingPolicy: kind is "{kind}" '
+    "(expected SchedulingPolicy, SchedulerConfiguration, or a ConfigMap holding policies)"
+)
+EMBEDDED_WRONG_KIND = (
+    '{origin} holds a document of kind "{kind}": '
+    "expected SchedulingPolicy or SchedulerConfiguration"
+)
+CONFIGMAP_VALUE_NOT_STRING = 'ConfigMap data "{key}" must be a string, not {actual}'
+CONFIGMAP_DATA_NOT_MAPPING = "ConfigMap data must be a mapping of keys to policy YAML"
+CONFIGMAP_ORIGIN = "{namespace}/{name}[{key}]"
+LIST_ITEMS_NOT_LIST = "items of a List must be a list"
+
+# --- schema ----------------------------------------------------------------------------
+UNKNOWN_FIELD = 'unknown field "{field}"'
+UNKNOWN_FIELD_SUGGESTION = ' (did you mean "{suggestion}"?)'
+UNKNOWN_FIELD_ELSEWHERE = " ({field} is a field of {points} rules)"
+MISSING_FIELD = 'missing required field "{field}"'
+DEPENDENT_FIELD = 'field "{field}" is required when "{given}" is set'
+NEED_ONE_OF = "one of {fields} is required"
+ONLY_ONE_OF = "only one of {fields} may be set"
+WRONG_TYPE = "{subject} must be {expected}, not {actual}"
+WRONG_TYPE_CEL = "{subject} must be a CEL expression in a string, not {actual} (quote it)"
+NOT_ONE_OF = "{subject} must be one of {choices}, not {value}"
+NOT_CONST = "{subject} must be {expected}, not {value}"
+TOO_SMALL = "{subject} must be at least {limit}, not {value}"
+TOO_LARGE = "{subject} must be at most {limit}, not {value}"
+TOO_SHORT = "{subject} must not be empty"
+TOO_LONG = "{subject} must be at most {limit} characters long"
+BAD_PATTERN = "{subject} {value} {rule}"
+BAD_PATTERN_GENERIC = "does not match the pattern {pattern}"
+NOT_UNIQUE = "{subject} has duplicate items"
+INVALID_VALUE = "{subject} is invalid: {reason}"
+FIELD_SUBJECT = 'field "{field}"'
+VALUE_SUBJECT = "value"
+PROPERTY_NAME_SUBJECT = 'key "{name}"'
+
+JSON_TYPES = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "object": "a mapping",
+    "array": "a list",
+    "null": "null",
+}
+
+# --- names -----------------------------------------------------------------------------
+DUPLICATE_RULE = 'duplicate rule name "{name}" in {point} (first defined at line {line})'
+DUPLICATE_VARIABLE = 'duplicate variable name "{name}" (first defined at line {line})'
+DUPLICATE_POLICY = 'duplicate policy name "{name}" (first defined at {location})'
+
+# --- CEL -------------------------------------------------------------------------------
+CEL_ERROR = "{field}: {kind}: {message}"
+CEL_KINDS = {
+    "syntax": "syntax error",
+    "reference": "reference error",
+    "type": "type error",
+    "cost": "cost limit exceeded",
+}
+VARIABLE_FIELD = "variable {name}"
+
+# --- variables not available at an extension point (after "'node' is not available ") --
+WHY_NO_NODE_MATCH = "the match condition is evaluated once per pod, before any node is considered"
+WHY_NO_NODE_VARIABLES = (
+    "variables are computed once per pod, before any node is considered; use node in a rule"
+)
+WHY_NO_NODE_QUEUE_SORT = "queueSort orders pods before any node is considered"
+WHY_NO_NODE_PRE_ENQUEUE = "preEnqueue runs before the pod is queued, before any node is considered"
+WHY_NO_NODE_PRE_FILTER = "preFilter runs once per pod before any node is considered"
+WHY_NO_NODE_POST_FILTER = "postFilter runs once per pod after every node failed; use node in victims"
+WHY_NO_NODE_PRE_SCORE = "preScore runs once per pod before the nodes are scored; use node in score"
+UNAVAILABLE = {
+    "node": "in {where}: {why}",
+    "nodePods": "in {where}: {why}",
+    "pods": (
+        "in {where}: the cluster-wide lists are available in preFilter, postFilter, preScore, "
+        "permit and spec.variables; compute what {where} needs in a variable"
+    ),
+    "variables": "in {where}: variables belong to a scheduling cycle, which has not started",
+    "pod": "in {where}: it compares two pods, a and b",
+    "a": "in {where}: a and b exist only in queueSort less, which compares two pods",
+    "b": "in {where}: a and b exist only in queueSort less, which compares two pods",
+    "victim": "in {where}: victim exists only in postFilter victims",
+}
+UNAVAILABLE["nodes"] = UNAVAILABLE["pods"]
+UNAVAILABLE_VARIABLES_IN_MATCH = "in {where}: variables are computed only for pods the policy matches"
+UNAVAILABLE_DEFAULT = "in {where}"
+
+# --- defaults shown at run time ----------------------------------------------------------
+DEFAULT_FILTER_REASON = "node(s) didn't satisfy policy {policy}/{rule}"
+
+# --- validate --------------------------------------------------------------------------
+SUMMARY_VALID = "{policies} valid ({files})"
+SUMMARY_INVALID = "{errors} in {files}"
+COUNT = {
+    "policy": ("policy", "policies"),
+    "configuration": ("configuration", "configurations"),
+    "file": ("file", "files"),
+    "error": ("error", "errors"),
+}
+
+
+def count(n: int, noun: str) -> str:
+    singular, plural = COUNT[noun]
+    return f"{n} {singular if n == 1 else plural}"

@@ -1,0 +1,217 @@
+"""A loaded, compiled SchedulingPolicy: what the framework engine runs.
+
+Every CEL field is a ``CelExpression`` holding its compiled ``Program`` and where it was
+written, so that a runtime error can name the policy, the rule, the field and the line.
+Defaults of the schema are applied here: the engine never sees a missing optional field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from ..cel import Program
+from .positions import Position
+
+
+class ExtensionPoint(str, Enum):
+    """The scheduling-framework extension points a policy can have rules for, in the order
+    a pod meets them."""
+
+    QUEUE_SORT = "queueSort"
+    PRE_ENQUEUE = "preEnqueue"
+    PRE_FILTER = "preFilter"
+    FILTER = "filter"
+    POST_FILTER = "postFilter"
+    PRE_SCORE = "preScore"
+    SCORE = "score"
+    RESERVE = "reserve"
+    UNRESERVE = "unreserve"
+    PERMIT = "permit"
+    PRE_BIND = "preBind"
+    BIND = "bind"
+    POST_BIND = "postBind"
+
+
+class FailurePolicy(str, Enum):
+    FAIL = "Fail"      # a CEL evaluation error is an Error status for the pod
+    IGNORE = "Ignore"  # the rule is skipped as if it passed (a score counts 0)
+
+
+class Normalization(str, Enum):
+    NONE = "none"        # the score is used as is
+    MAX = "max"          # x * 100 / max
+    REVERSE = "reverse"  # 100 - x * 100 / max
+    MIN_MAX = "minmax"   # (x - min) * 100 / (max - min)
+
+
+class PermitOnFalse(str, Enum):
+    DENY = "Deny"
+    WAIT = "Wait"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CelExpression:
+    """One compiled CEL field: ``field`` is its path in the document
+    (``spec.preFilter[0].retryAfter``), ``position`` where its text starts."""
+
+    text: str
+    field: str
+    position: Position
+    program: Program
+
+    def evaluate(self, activation: Mapping[str, Any]) -> Any:
+        """The value for ``activation``; raises ``policysched.cel.CelError``."""
+        return self.program.evaluate(activation)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """Fields every rule has. ``expression`` is None only where the schema makes it
+    optional (then its documented default applies: usually "true")."""
+
+    policy: str
+    point: ExtensionPoint
+    name: str
+    position: Position
+    expression: CelExpression | None = None
+    failure_policy: FailurePolicy = FailurePolicy.FAIL
+    message: str | None = None
+    message_expression: CelExpression | None = None
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{self.policy}/{self.name}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class QueueSortRule(Rule):
+    """Exactly one of ``less`` (sees ``a``, ``b``) and ``keys`` (sees ``pod``) is set."""
+
+    less: CelExpression | None = None
+    keys: tuple[CelExpression, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreEnqueueRule(Rule):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreFilterRule(Rule):
+    retry_after: CelExpression | None = None
+    unresolvable: bool = False
+    node_names: CelExpression | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FilterRule(Rule):
+    reason: str = ""  # defaults applied: reason, else message, else a generic reason
+
+
+@dataclass(frozen=True, kw_only=True)
+class PostFilterRule(Rule):
+    victims: CelExpression
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreScoreRule(Rule):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoreRule(Rule):
+    weight: int = 1
+    normalize: Normalization = Normalization.NONE
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReserveRule(Rule):
+    """``counter``/``amount``/``limit`` are set together (``amount`` None means 1)."""
+
+    counter: CelExpression | None = None
+    amount: CelExpression | None = None
+    limit: CelExpression | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UnreserveRule(Rule):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class PermitRule(Rule):
+    """``group`` and ``min_member`` are set together (a gang rule)."""
+
+    on_false: PermitOnFalse = PermitOnFalse.DENY
+    timeout_seconds: int = 60
+    group: CelExpression | None = None
+    min_member: CelExpression | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreBindRule(Rule):
+    labels: Mapping[str, CelExpression] = field(default_factory=dict)
+    annotations: Mapping[str, CelExpression] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BindRule(Rule):
+    target: CelExpression | None = None  # None: the chosen node
+
+
+@dataclass(frozen=True, kw_only=True)
+class PostBindRule(Rule):
+    pass
+
+
+RULE_TYPES: Mapping[ExtensionPoint, type[Rule]] = {
+    ExtensionPoint.QUEUE_SORT: QueueSortRule,
+    ExtensionPoint.PRE_ENQUEUE: PreEnqueueRule,
+    ExtensionPoint.PRE_FILTER: PreFilterRule,
+    ExtensionPoint.FILTER: FilterRule,
+    ExtensionPoint.POST_FILTER: PostFilterRule,
+    ExtensionPoint.PRE_SCORE: PreScoreRule,
+    ExtensionPoint.SCORE: ScoreRule,
+    ExtensionPoint.RESERVE: ReserveRule,
+    ExtensionPoint.UNRESERVE: UnreserveRule,
+    ExtensionPoint.PERMIT: PermitRule,
+    ExtensionPoint.PRE_BIND: PreBindRule,
+    ExtensionPoint.BIND: BindRule,
+    ExtensionPoint.POST_BIND: PostBindRule,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Variable:
+    """``variables.<name>``: computed at most once per pod and scheduling cycle."""
+
+    name: str
+    expression: CelExpression
+
+
+@dataclass(frozen=True, kw_only=True)
+class Policy:
+    """A compiled SchedulingPolicy. ``source`` is the file (or ``namespace/name[key]``) it
+    came from, ``origin`` the ConfigMap key when it was embedded in one."""
+
+    name: str
+    source: str
+    position: Position
+    origin: str | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    match: CelExpression | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    variables: tuple[Variable, ...] = ()
+    rules: Mapping[ExtensionPoint, tuple[Rule, ...]] = field(default_factory=dict)
+    document: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def rules_for(self, point: ExtensionPoint) -> tuple[Rule, ...]:
+        return self.rules.get(point, ())
+
+    @property
+    def points(self) -> tuple[ExtensionPoint, ...]:
+        """The extension points this policy has rules for, in framework order."""
+        return tuple(p for p in ExtensionPoint if self.rules.get(p))

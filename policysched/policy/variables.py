@@ -1,0 +1,228 @@
+"""What a policy expression can see, per extension point: the CEL environments.
+
+Variables (DESIGN §2):
+
+===========  ==================================================================
+``now``      int, Unix seconds, fixed for one scheduling cycle
+``pod``      ``policysched.Pod``: the pod being scheduled (preemptor in postFilter)
+``node``     ``policysched.Node``: the node under consideration (node-level points)
+``nodePods`` list(Pod): the pods on ``node``, assumed pods included
+``pods``     list(Pod): every pod of the cluster (pod-level points only)
+``nodes``    list(Node): every node of the cluster (pod-level points only)
+``params``   the policy's parameters: one ``dyn`` field per key of ``spec.params``
+``variables`` the policy's variables: one field per declared variable, typed by its
+             expression
+``a``, ``b`` Pod: the two pods compared by a queueSort ``less``
+``victim``   Pod: the candidate victim in a postFilter ``victims`` expression
+===========  ==================================================================
+
+Object types (fields are checked at compile time; values are plain dicts at run time).
+``policysched.Pod``: name, namespace, uid, schedulerName, nodeName (string); labels,
+annotations, nodeSelector (map(string, string)); creationTimestamp (int, Unix seconds);
+priority (int); requests, limits (map(string, int): cpu in millicores, memory and
+ephemeral-storage in bytes, others as counts); ports (list(ContainerPort)); tolerations
+(list(Toleration)); affinity (dyn: the API object); ownerReferences (list(OwnerReference));
+metadata, spec, status (dyn: the API object as JSON).
+``policysched.Node``: name (string); labels, annotations (map(string, string)); taints
+(list(Taint)); unschedulable (bool); allocatable, requested, free (map(string, int), units
+as for pods; requested sums the pods on the node, assumed pods included); podCount (int);
+usedPorts (list(HostPort)); images (map(string, int): image name to size in bytes);
+metadata, spec, status (dyn).
+
+A variable that exists at other points but not here is declared ``unavailable`` with the
+reason, so ``node`` in a preFilter rule is a compile error that says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+from ..cel import Environment
+from . import messages
+from ..cel.types import (
+    BOOL,
+    DYN,
+    INT,
+    MAP_STRING_STRING,
+    STRING,
+    Type,
+    list_of,
+    map_of,
+)
+
+NOW = "now"
+POD = "pod"
+NODE = "node"
+NODE_PODS = "nodePods"
+PODS = "pods"
+NODES = "nodes"
+PARAMS = "params"
+VARIABLES = "variables"
+A = "a"
+B = "b"
+VICTIM = "victim"
+
+POD_TYPE = Type("policysched.Pod")
+NODE_TYPE = Type("policysched.Node")
+PARAMS_TYPE = Type("policysched.Params")
+VARIABLES_TYPE = Type("policysched.Variables")
+CONTAINER_PORT_TYPE = Type("policysched.ContainerPort")
+HOST_PORT_TYPE = Type("policysched.HostPort")
+TOLERATION_TYPE = Type("policysched.Toleration")
+TAINT_TYPE = Type("policysched.Taint")
+OWNER_REFERENCE_TYPE = Type("policysched.OwnerReference")
+
+RESOURCES = map_of(STRING, INT)
+
+OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
+    POD_TYPE.name: {
+        "name": STRING,
+        "namespace": STRING,
+        "uid": STRING,
+        "labels": MAP_STRING_STRING,
+        "annotations": MAP_STRING_STRING,
+        "creationTimestamp": INT,
+        "priority": INT,
+        "requests": RESOURCES,
+        "limits": RESOURCES,
+        "ports": list_of(CONTAINER_PORT_TYPE),
+        "tolerations": list_of(TOLERATION_TYPE),
+        "nodeSelector": MAP_STRING_STRING,
+        "affinity": DYN,
+        "schedulerName": STRING,
+        "nodeName": STRING,
+        "ownerReferences": list_of(OWNER_REFERENCE_TYPE),
+        "metadata": DYN,
+        "spec": DYN,
+        "status": DYN,
+    },
+    NODE_TYPE.name: {
+        "name": STRING,
+        "labels": MAP_STRING_STRING,
+        "annotations": MAP_STRING_STRING,
+        "taints": list_of(TAINT_TYPE),
+        "unschedulable": BOOL,
+        "allocatable": RESOURCES,
+        "requested": RESOURCES,
+        "free": RESOURCES,
+        "podCount": INT,
+        "usedPorts": list_of(HOST_PORT_TYPE),
+        "images": map_of(STRING, INT),
+        "metadata": DYN,
+        "spec": DYN,
+        "status": DYN,
+    },
+    CONTAINER_PORT_TYPE.name: {
+        "containerPort": INT,
+        "hostPort": INT,
+        "protocol": STRING,
+        "hostIP": STRING,
+    },
+    HOST_PORT_TYPE.name: {"hostIP": STRING, "protocol": STRING, "hostPort": INT},
+    TOLERATION_TYPE.name: {
+        "key": STRING,
+        "operator": STRING,
+        "value": STRING,
+        "effect": STRING,
+        "tolerationSeconds": INT,
+    },
+    TAINT_TYPE.name: {"key": STRING, "value": STRING, "effect": STRING},
+    OWNER_REFERENCE_TYPE.name: {
+        "apiVersion": STRING,
+        "kind": STRING,
+        "name": STRING,
+        "uid": STRING,
+        "controller": BOOL,
+    },
+}
+
+# Bounds for the cost estimate: Kubernetes' documented scalability limits ("Considerations
+# for large clusters": 150,000 pods, 5,000 nodes) and kubelet max-pods as commonly raised
+# on large nodes (the default is 110).
+SIZE_HINTS: Mapping[str, int] = {PODS: 150_000, NODES: 5_000, NODE_PODS: 256}
+
+# Kubernetes' per-expression cost limit (apiserver's PerCallLimit, used for
+# ValidatingAdmissionPolicy and CRD validation rules), for the estimate and at run time.
+COST_LIMIT = 1_000_000
+
+_TYPES: Mapping[str, Type] = {
+    NOW: INT,
+    POD: POD_TYPE,
+    NODE: NODE_TYPE,
+    NODE_PODS: list_of(POD_TYPE),
+    PODS: list_of(POD_TYPE),
+    NODES: list_of(NODE_TYPE),
+    PARAMS: PARAMS_TYPE,
+    VARIABLES: VARIABLES_TYPE,
+    A: POD_TYPE,
+    B: POD_TYPE,
+    VICTIM: POD_TYPE,
+}
+
+_POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
+_CLUSTER_LEVEL = _POD_LEVEL | {PODS, NODES}
+_NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS}
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Where an expression runs: its ``name`` in messages, the variables it sees, and
+    why the node-level ones are missing when they are."""
+
+    name: str
+    declared: frozenset[str]
+    why_no_node: str = ""
+
+
+MATCH = Scope("spec.match", frozenset({NOW, POD, PARAMS}), messages.WHY_NO_NODE_MATCH)
+VARIABLE = Scope("spec.variables", _CLUSTER_LEVEL, messages.WHY_NO_NODE_VARIABLES)
+QUEUE_SORT_LESS = Scope("queueSort less", frozenset({NOW, A, B, PARAMS}),
+                        messages.WHY_NO_NODE_QUEUE_SORT)
+QUEUE_SORT_KEYS = Scope("queueSort keys", frozenset({NOW, POD, PARAMS}),
+                        messages.WHY_NO_NODE_QUEUE_SORT)
+PRE_ENQUEUE = Scope("preEnqueue", _POD_LEVEL, messages.WHY_NO_NODE_PRE_ENQUEUE)
+PRE_FILTER = Scope("preFilter", _CLUSTER_LEVEL, messages.WHY_NO_NODE_PRE_FILTER)
+FILTER = Scope("filter", _NODE_LEVEL)
+POST_FILTER = Scope("postFilter", _CLUSTER_LEVEL, messages.WHY_NO_NODE_POST_FILTER)
+POST_FILTER_VICTIMS = Scope("postFilter victims", _NODE_LEVEL | {VICTIM})
+PRE_SCORE = Scope("preScore", _CLUSTER_LEVEL, messages.WHY_NO_NODE_PRE_SCORE)
+SCORE = Scope("score", _NODE_LEVEL)
+RESERVE = Scope("reserve", _NODE_LEVEL)
+UNRESERVE = Scope("unreserve", _NODE_LEVEL)
+PERMIT = Scope("permit", _NODE_LEVEL | {PODS, NODES})
+PRE_BIND = Scope("preBind", _NODE_LEVEL)
+BIND = Scope("bind", _NODE_LEVEL)
+POST_BIND = Scope("postBind", _NODE_LEVEL)
+
+
+def unavailable_reason(variable: str, scope: Scope) -> str:
+    """Why ``variable`` cannot be used in ``scope`` (shown after "'x' is not available")."""
+    template = messages.UNAVAILABLE.get(variable, messages.UNAVAILABLE_DEFAULT)
+    if variable == VARIABLES and scope is MATCH:
+        template = messages.UNAVAILABLE_VARIABLES_IN_MATCH
+    return template.format(where=scope.name, why=scope.why_no_node)
+
+
+def environment(
+    scope: Scope, params: Iterable[str] = (), variables: Mapping[str, Type] | None = None
+) -> Environment:
+    """The environment of one expression of a policy with these ``params`` keys and the
+    ``variables`` declared so far (name → result type)."""
+    objects = dict(OBJECT_TYPES)
+    objects[PARAMS_TYPE.name] = {name: DYN for name in params}
+    objects[VARIABLES_TYPE.name] = dict(variables or {})
+    return Environment(
+        variables={name: _TYPES[name] for name in scope.declared},
+        objects=objects,
+        size_hints=SIZE_HINTS,
+        unavailable=_unavailable(scope),
+        cost_limit=COST_LIMIT,
+        runtime_cost_limit=COST_LIMIT,
+    )
+
+
+@cache
+def _unavailable(scope: Scope) -> Mapping[str, str]:
+    return {name: unavailable_reason(name, scope) for name in _TYPES if name not in scope.declared}

@@ -1,0 +1,16 @@
+"""Test-session hooks: print the CEL conformance figure in the summary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    try:
+        from tests.cel.test_conformance import REPORT
+    except ImportError:
+        return
+    if "summary" in REPORT:
+        for line in REPORT.get("lines", []):  # type: ignore[union-attr]
+            terminalreporter.write_line(str(line))
+        terminalreporter.write_line(str(REPORT["summary"]))
