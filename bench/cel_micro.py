@@ -99,10 +99,10 @@ def main() -> None:
     print(f"{'expression':<20} {'cel-python µs':>14} {'ours µs':>9} {'speed-up':>9}")
     print("-" * 55)
     for label, ref_us, ours_us, ratio in rows:
-        print(f"{label:<20} {ref_us:>14.1f} {ours_us:>9.2f} {ratio:>8.0f}×")
+        print(f"{label:<20} {ref_us:>14.1f} {ours_us:>9.2f} {ratio:>8.0f}x")
     print("-" * 55)
     geo = statistics.geometric_mean(r[3] for r in rows)
-    print(f"{'geometric mean':<20} {'':>14} {'':>9} {geo:>8.0f}×")
+    print(f"{'geometric mean':<20} {'':>14} {'':>9} {geo:>8.0f}x")
     print(f"cel micro-benchmark speedup vs cel-python (geometric mean): {geo:.0f}x")
 
 

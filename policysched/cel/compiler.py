@@ -114,7 +114,8 @@ class _Compiler:
                 type_value = TYPE_IDENTIFIERS[qualified]
                 return lambda act: type_value
         path = _field_path(node)
-        if path is not None:
+        if path is not None and (path[0] in scope.names or not any(
+                v.startswith(path[0] + ".") for v in self.env.variables)):
             return _select_path(*path)
         operand = self.compile(node.operand, scope)
         field = node.field
@@ -178,6 +179,9 @@ class _Compiler:
         if member and name in _LAZY_OPTIONAL_FALLBACKS and len(compiled) == 2:
             return _optional_fallback(compiled[0], compiled[1], or_value=name == "orValue")
         impl = function.impl
+        if len(args) == 2 and isinstance(args[1], ast.Literal):
+            a0, c1 = compiled[0], args[1].value
+            return lambda act: impl(a0(act), c1)
         if len(compiled) == 0:
             return lambda act: impl()
         if len(compiled) == 1:
@@ -468,7 +472,7 @@ def _and(left: Evaluator, right: Evaluator) -> Evaluator:
         try:
             lv = left(act)
         except CelError as e:
-            error: CelError | None = e
+            error: CelError = e
         else:
             if lv is False:
                 return False
@@ -496,7 +500,7 @@ def _or(left: Evaluator, right: Evaluator) -> Evaluator:
         try:
             lv = left(act)
         except CelError as e:
-            error: CelError | None = e
+            error: CelError = e
         else:
             if lv is True:
                 return True
@@ -559,14 +563,15 @@ def _spend(act: Activation, n: int) -> None:
             raise CostLimitExceeded("runtime cost budget exceeded")
 
 
-def _items(value: Any, var2: str | None) -> list[tuple[Any, Any]] | list[Any]:
-    """The iteration range: list elements / map keys; (index, elem) / (key, value) pairs
-    for two-variable comprehensions."""
+def _items(value: Any, var2: str | None) -> Any:
+    """The iteration range (a sized iterable): list elements / map keys; (index, elem) /
+    (key, value) pairs for two-variable comprehensions. CEL values are immutable, so the
+    range is the value itself, not a copy."""
     t = type(value)
-    if t is list or t is tuple:
-        return list(enumerate(value)) if var2 else list(value)
-    if t is dict:
-        return list(value.items()) if var2 else list(value)
+    if t is list or t is tuple or t is dict:
+        if var2:
+            return list(enumerate(value)) if t is not dict else list(value.items())
+        return value
     raise no_such_overload("comprehension range", value)
 
 

@@ -12,9 +12,12 @@ addition, one comparison).
 * ``&&`` and ``||`` count both operands, ``?:`` the condition plus the dearer branch.
 
 Sizes come from literals (``[1, 2, 3]`` has 3 elements, ``'abc'`` 3 characters), from
-``env.size_hints`` (keyed by variable name, e.g. ``pods``, or by a dotted path of fields
-selected from a variable, e.g. ``node.images``) and otherwise from the conservative defaults
-below.
+``env.size_hints`` and otherwise from the conservative defaults below. A hint is keyed by
+
+* a variable name: ``pods`` → 10000;
+* a dotted path of fields selected from a variable: ``node.images``;
+* an object type name and one of its fields: ``policysched.Pod.ports`` applies to
+  ``pod.ports`` and equally to ``p.ports`` inside ``nodePods.all(p, ...)``.
 """
 
 from __future__ import annotations
@@ -195,6 +198,12 @@ class _Estimator:
                 if hinted is not None:
                     return cost + 1, hinted
         t = self.type_of(node.operand)
+        if t.name == "optional_type" and t.params:
+            t = t.params[0]
+        if t.name in self.env.objects:  # a hint for this field of this object type
+            hinted = self.hinted(f"{t.name}.{node.field}")
+            if hinted is not None:
+                return cost + 1, hinted
         if t.name == "map" and size.elem is not None:
             return cost + 1, size.elem
         return cost + 1, _UNKNOWN
@@ -267,7 +276,7 @@ class _Estimator:
             ic, isize = yield node.args[0], scope
             bc, bsize = yield node.args[1], {**scope, node.var: isize}
             return 1 + ic + bc, bsize
-        if node.target is None:  # cel.block: slots then the body
+        if kind == "cel.block":  # slots then the body
             inner = dict(scope)
             total = 1
             *slots, body = node.args
@@ -278,6 +287,12 @@ class _Estimator:
                 inner[f"@index{{{i}}}"] = s
             c, s = yield body, inner
             return total + c, s
+        if node.target is None:
+            total = 1
+            for a in node.args:
+                c, _ = yield a, scope
+                total += c
+            return total, _UNKNOWN
         tc, tsize = yield node.target, scope
         if kind in (ast.OPT_MAP, ast.OPT_FLAT_MAP):
             bc, bsize = yield node.args[0], {**scope, node.var: _UNKNOWN}

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 
-class CompileErrorKind(str, Enum):
+class CompileErrorKind(StrEnum):
     SYNTAX = "syntax"          # the text is not CEL
     REFERENCE = "reference"    # undeclared identifier or function, wrong extension point
     TYPE = "type"              # no matching overload, wrong result type

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import click
@@ -14,7 +15,7 @@ import click
 from .positions import Position, TextOrigin
 
 
-class DiagnosticKind(str, Enum):
+class DiagnosticKind(StrEnum):
     IO = "io"                          # unreadable file, not UTF-8
     YAML = "yaml"                      # not YAML, duplicate key, unsupported tag
     DOCUMENT = "document"              # a document that is not a policy (or a ConfigMap of them)
@@ -124,10 +125,16 @@ def render_text(diagnostics: Iterable[Diagnostic], *, color: bool = False) -> st
             )
         out.append(headline)
         if d.line_text is not None and d.column is not None:
-            out.append(f"  {d.line_text}")
+            out.append(f"  {_printable(d.line_text)}")
             caret = "^" if not color else click.style("^", fg="green", bold=True)
             out.append("  " + _indent_like(d.line_text, d.column - 1) + caret)
     return "\n".join(out)
+
+
+def _printable(line: str) -> str:
+    """``line`` with control characters (but tabs) shown as U+FFFD, one for one."""
+    return "".join("\ufffd" if unicodedata.category(c) == "Cc" and c != "\t" else c
+                   for c in line)
 
 
 def _indent_like(line: str, width: int) -> str:

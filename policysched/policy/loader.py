@@ -24,8 +24,8 @@ import yaml
 from . import messages
 from .diagnostics import Diagnostic, DiagnosticKind
 from .documents import CONFIGURATION_KIND, POLICY_KIND, LoadedDocument
-from .schema import json_type
 from .positions import EmbeddedText, FileText, ScalarMap, TextOrigin
+from .schema import json_type
 from .yaml_documents import Path, YamlDocument, parse_documents
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -45,10 +45,6 @@ class LoadResult:
         self.documents += other.documents
         self.diagnostics += other.diagnostics
         self.files += other.files
-
-    @property
-    def policies(self) -> list[LoadedDocument]:
-        return [d for d in self.documents if d.kind == POLICY_KIND]
 
 
 def load_paths(paths: Iterable[str | os.PathLike[str]]) -> LoadResult:

@@ -94,7 +94,9 @@ WHY_NO_NODE_VARIABLES = (
 WHY_NO_NODE_QUEUE_SORT = "queueSort orders pods before any node is considered"
 WHY_NO_NODE_PRE_ENQUEUE = "preEnqueue runs before the pod is queued, before any node is considered"
 WHY_NO_NODE_PRE_FILTER = "preFilter runs once per pod before any node is considered"
-WHY_NO_NODE_POST_FILTER = "postFilter runs once per pod after every node failed; use node in victims"
+WHY_NO_NODE_POST_FILTER = (
+    "postFilter runs once per pod after every node failed; use node in victims"
+)
 WHY_NO_NODE_PRE_SCORE = "preScore runs once per pod before the nodes are scored; use node in score"
 UNAVAILABLE = {
     "node": "in {where}: {why}",
@@ -110,7 +112,9 @@ UNAVAILABLE = {
     "victim": "in {where}: victim exists only in postFilter victims",
 }
 UNAVAILABLE["nodes"] = UNAVAILABLE["pods"]
-UNAVAILABLE_VARIABLES_IN_MATCH = "in {where}: variables are computed only for pods the policy matches"
+UNAVAILABLE_VARIABLES_IN_MATCH = (
+    "in {where}: variables are computed only for pods the policy matches"
+)
 UNAVAILABLE_DEFAULT = "in {where}"
 
 # --- defaults shown at run time ----------------------------------------------------------

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from ..cel import Program
 from .positions import Position
 
 
-class ExtensionPoint(str, Enum):
+class ExtensionPoint(StrEnum):
     """The scheduling-framework extension points a policy can have rules for, in the order
     a pod meets them."""
 
@@ -35,19 +35,19 @@ class ExtensionPoint(str, Enum):
     POST_BIND = "postBind"
 
 
-class FailurePolicy(str, Enum):
+class FailurePolicy(StrEnum):
     FAIL = "Fail"      # a CEL evaluation error is an Error status for the pod
     IGNORE = "Ignore"  # the rule is skipped as if it passed (a score counts 0)
 
 
-class Normalization(str, Enum):
+class Normalization(StrEnum):
     NONE = "none"        # the score is used as is
     MAX = "max"          # x * 100 / max
     REVERSE = "reverse"  # 100 - x * 100 / max
     MIN_MAX = "minmax"   # (x - min) * 100 / (max - min)
 
 
-class PermitOnFalse(str, Enum):
+class PermitOnFalse(StrEnum):
     DENY = "Deny"
     WAIT = "Wait"
 

@@ -92,6 +92,7 @@ class _Translator:
     def translate(self, error: ValidationError) -> None:
         path: Path = tuple(error.absolute_path)
         keyword = error.validator
+        value: Any = error.validator_value
         instance = error.instance
         schema = error.schema if isinstance(error.schema, dict) else {}
         if "propertyNames" in error.absolute_schema_path:
@@ -99,14 +100,14 @@ class _Translator:
         elif keyword in ("additionalProperties", "unevaluatedProperties"):
             self._unknown_fields(path, instance, schema)
         elif keyword == "required":
-            for field in error.validator_value:
+            for field in value:
                 if isinstance(instance, dict) and field not in instance:
                     d = self.document.diagnostic(
                         path, DiagnosticKind.SCHEMA, messages.MISSING_FIELD.format(field=field)
                     )
                     self.missing.append((path, (field,), d))
         elif keyword == "dependentRequired":
-            self._dependent(path, instance, error.validator_value)
+            self._dependent(path, instance, value)
         elif keyword in ("anyOf", "oneOf"):
             self._alternatives(path, error, keyword)
         else:
@@ -149,7 +150,7 @@ class _Translator:
                     self.add((*path, given), message, key=True)
 
     def _alternatives(self, path: Path, error: ValidationError, keyword: str) -> None:
-        branches = error.validator_value
+        branches: Any = error.validator_value
         fields = [b["required"][0] for b in branches if _only_required(b)]
         if len(fields) == len(branches) and isinstance(error.instance, dict):
             present = [f for f in fields if f in error.instance]
@@ -169,7 +170,8 @@ class _Translator:
             self.translate(best)
 
     def _value_message(self, path: Path, error: ValidationError, schema: dict[str, Any]) -> str:
-        keyword, value, instance = error.validator, error.validator_value, error.instance
+        keyword, instance = error.validator, error.instance
+        value: Any = error.validator_value
         subject = _subject(path)
         if keyword == "type":
             expected = [value] if isinstance(value, str) else list(value)

@@ -28,6 +28,15 @@ metadata, spec, status (dyn: the API object as JSON).
 as for pods; requested sums the pods on the node, assumed pods included); podCount (int);
 usedPorts (list(HostPort)); images (map(string, int): image name to size in bytes);
 metadata, spec, status (dyn).
+``ContainerPort``: containerPort, hostPort (int), protocol, hostIP (string). ``HostPort``:
+hostIP, protocol (string), hostPort (int). ``Toleration``: key, operator, value, effect
+(string), tolerationSeconds (int). ``Taint``: key, value, effect (string).
+``OwnerReference``: apiVersion, kind, name, uid (string), controller (bool).
+
+Whoever builds the activation (the cache) must fill every declared field: a field the API
+object lacks is the empty string, 0, false, or an empty list/map (a toleration without an
+operator gets ``"Equal"``, a port without a protocol ``"TCP"``, as the API defaults them),
+so that ``t.effect == ''`` works instead of failing with "no such key".
 
 A variable that exists at other points but not here is declared ``unavailable`` with the
 reason, so ``node`` in a preFilter rule is a compile error that says why.
@@ -40,7 +49,6 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..cel import Environment
-from . import messages
 from ..cel.types import (
     BOOL,
     DYN,
@@ -51,6 +59,7 @@ from ..cel.types import (
     list_of,
     map_of,
 )
+from . import messages
 
 NOW = "now"
 POD = "pod"
@@ -138,10 +147,35 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
     },
 }
 
-# Bounds for the cost estimate: Kubernetes' documented scalability limits ("Considerations
-# for large clusters": 150,000 pods, 5,000 nodes) and kubelet max-pods as commonly raised
-# on large nodes (the default is 110).
-SIZE_HINTS: Mapping[str, int] = {PODS: 150_000, NODES: 5_000, NODE_PODS: 256}
+# Bounds for the cost estimate. Cluster-wide lists: Kubernetes' documented scalability
+# limits ("Considerations for large clusters": 150,000 pods, 5,000 nodes) and kubelet
+# max-pods as commonly raised on large nodes (the default is 110). Names: the API's length
+# limits (DNS-1123 subdomain 253, label 63, UID 36). node.images: the kubelet reports at most
+# 50 images (nodeStatusMaxImages). The other lists have no API limit; the bounds are
+# generous for real objects and keep pairwise checks (taints x tolerations) affordable.
+# Elements of lists (a toleration's key) keep the estimator's defaults.
+SIZE_HINTS: Mapping[str, int] = {
+    PODS: 150_000,
+    NODES: 5_000,
+    NODE_PODS: 256,
+    "pod.name": 253,
+    "pod.namespace": 63,
+    "pod.uid": 36,
+    "pod.schedulerName": 253,
+    "pod.nodeName": 253,
+    "pod.ports": 32,
+    "pod.tolerations": 32,
+    "pod.ownerReferences": 16,
+    "pod.requests": 32,
+    "pod.limits": 32,
+    "node.name": 253,
+    "node.taints": 32,
+    "node.usedPorts": 128,
+    "node.images": 50,
+    "node.allocatable": 32,
+    "node.requested": 32,
+    "node.free": 32,
+}
 
 # Kubernetes' per-expression cost limit (apiserver's PerCallLimit, used for
 # ValidatingAdmissionPolicy and CRD validation rules), for the estimate and at run time.

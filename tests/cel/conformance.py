@@ -62,7 +62,7 @@ def value_from_json(v: dict[str, Any]) -> Any:
         return UInt(int(v["uint64_value"]))
     if "double_value" in v:
         d = v["double_value"]
-        return float(d) if isinstance(d, str) else float(d)
+        return float(d)  # numbers, or "NaN" / "Infinity" / "-Infinity"
     if "string_value" in v:
         return v["string_value"]
     if "bytes_value" in v:

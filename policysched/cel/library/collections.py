@@ -320,8 +320,15 @@ def sort(lst: Any) -> list[Any]:
     return sorted(lst)
 
 
+# ``lists.range(n)`` builds n elements before any comprehension budget can act: bound it
+# (policies are untrusted; no scheduling rule needs a million-element range).
+MAX_RANGE = 1_000_000
+
+
 def lists_range(n: Any) -> list[int]:
     if type(n) is int:
+        if n > MAX_RANGE:
+            raise CelError(f"lists.range({n}) exceeds the limit of {MAX_RANGE} elements")
         return list(range(n))
     raise no_such_overload("lists.range", n)
 

@@ -496,7 +496,7 @@ FUNCTIONS: list[Function] = [
     ),
     _fn("optional.of", _optional_of, Overload("optional_of", (_A,), _OPT_A),
         doc="an optional holding the value"),
-    _fn("optional.none", _optional_none, Overload("optional_none", (), t.optional_of(t.DYN)),
+    _fn("optional.none", _optional_none, Overload("optional_none", (), _OPT_A),
         doc="the empty optional"),
     _fn("optional.ofNonZeroValue", _optional_of_non_zero,
         Overload("optional_of_non_zero_value", (_A,), _OPT_A),

@@ -7,7 +7,8 @@ search: it is true when the pattern matches anywhere in the string (anchor with 
 skipped.
 
 ``compile_regex`` is public so the compiler can compile constant patterns up front and
-report a bad one as a compile error.
+report a bad one as a compile error; ``Function.extra["regex_arg"]`` gives the position
+of the pattern argument (receiver first) for that purpose.
 """
 
 from __future__ import annotations
@@ -22,22 +23,33 @@ from ..types import BOOL, INT, STRING, list_of
 from ..values import CelError, no_such_overload
 from . import Function, Overload
 
-REGEX_CACHE_SIZE = 1024
+# Memory bounds: each compiled RE2 object (program + DFA cache) stays under
+# REGEX_MAX_MEM, and at most REGEX_CACHE_SIZE of them are kept, so patterns taken from
+# untrusted data cannot pin more than ~256 MiB. Typical patterns use a few KiB; a pattern
+# whose DFA would outgrow the budget still matches in linear time (RE2 falls back to NFA).
+REGEX_CACHE_SIZE = 128
+REGEX_MAX_MEM = 2 << 20
 
 
 def _options() -> Any:
     options = re2.Options()
     options.never_capture = True  # only the whole match is ever used
     options.log_errors = False
+    options.max_mem = REGEX_MAX_MEM
     return options
 
 
 _OPTIONS = _options()
+# ``re2.compile`` would also keep each pattern in its own 128-entry LRU; construct
+# the pattern object directly when the binding allows it.
+_REGEXP_CLASS = getattr(re2, "_Regexp", None)
 
 
 @lru_cache(maxsize=REGEX_CACHE_SIZE)
 def _compile(pattern: str) -> Any:
-    return re2.compile(pattern, _OPTIONS)
+    if _REGEXP_CLASS is not None:
+        return _REGEXP_CLASS(pattern, _OPTIONS)
+    return re2.compile(pattern, _OPTIONS)  # pragma: no cover
 
 
 def compile_regex(pattern: str) -> Any:
@@ -168,6 +180,7 @@ FUNCTIONS: list[Function] = [
         matches,
         cost_per_size=True,
         doc="whether the RE2 pattern matches part of the string",
+        extra={"regex_arg": 1},
     ),
     Function(
         "find",
@@ -175,6 +188,7 @@ FUNCTIONS: list[Function] = [
         find,
         cost_per_size=True,
         doc="the first match of an RE2 pattern, or ''",
+        extra={"regex_arg": 1},
     ),
     Function(
         "findAll",
@@ -187,5 +201,6 @@ FUNCTIONS: list[Function] = [
         find_all,
         cost_per_size=True,
         doc="all matches of an RE2 pattern, optionally at most n",
+        extra={"regex_arg": 1},
     ),
 ]

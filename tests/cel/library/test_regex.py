@@ -56,6 +56,15 @@ def test_compile_cache_is_bounded_and_reused() -> None:
     assert R.compile_regex("^x+$") is first
     info = R._compile.cache_info()
     assert info.maxsize == R.REGEX_CACHE_SIZE
+    assert first.options.max_mem == R.REGEX_MAX_MEM  # memory per pattern is bounded
+
+
+def test_exponential_dfa_pattern_still_matches() -> None:
+    # the DFA of this pattern has 2**20 states: over the memory budget, RE2 falls back
+    # to a slower but still linear engine and the answer stays right
+    text = "ab" * 5000 + "a" + "b" * 20
+    assert R.matches(text, "(a|b)*a(a|b){20}$") is True
+    assert R.matches("b" * 30, "(a|b)*a(a|b){20}$") is False
 
 
 def test_find() -> None:

@@ -1,0 +1,55 @@
+"""Every user-visible message about cluster objects (the cache's object views), the
+backends, and cluster files.
+
+Templates use ``str.format`` fields. Names of API objects are quoted as Kubernetes quotes
+them (``pods "web-1" not found``).
+"""
+
+from __future__ import annotations
+
+# --- object fields (policysched.cache.objects) -----------------------------------------
+OBJECT_NOT_MAPPING = "an object must be a mapping, not {actual}"
+FIELD_REQUIRED = "required field is missing"
+FIELD_EMPTY = "must not be empty"
+WRONG_TYPE = "must be {expected}, not {actual}"
+BAD_QUANTITY = "{reason}"  # parse_quantity_* already says "invalid quantity '1.5.3Gi': ..."
+NEGATIVE_QUANTITY = "must not be negative: {value!r}"
+BAD_TIMESTAMP = "invalid timestamp {value!r}: expected RFC 3339 like 2024-01-01T00:00:00Z"
+BAD_PORT = "must be between 1 and 65535, not {value}"
+BAD_HOST_PORT = "must be between 0 and 65535, not {value}"
+BAD_PROTOCOL = "must be one of TCP, UDP, SCTP, not {value!r}"
+BAD_MIN_MEMBER = "must be at least 1, not {value}"
+BAD_TIMEOUT = "must be at least 0, not {value}"
+
+# --- backends --------------------------------------------------------------------------
+POD_NOT_FOUND = 'pods "{name}" not found (namespace "{namespace}")'
+POD_REPLACED = 'pod {key} was deleted and recreated (uid {expected} is now {actual})'
+POD_ALREADY_BOUND = 'pod {key} is already assigned to node "{node}"'
+NODE_NOT_FOUND = 'nodes "{name}" not found'
+OBJECT_NOT_FOUND = '{kind} "{name}" not found'
+OBJECT_EXISTS = '{kind} "{name}" already exists'
+UNSUPPORTED_OBJECT_KIND = 'unsupported kind "{kind}" (expected {expected})'
+UNKNOWN_PRIORITY_CLASS = 'no PriorityClass with name "{name}" was found'
+PRIORITY_MISMATCH = (
+    'spec.priority {priority} does not match PriorityClass "{name}" (value {value})'
+)
+CLOCK_BACKWARDS = "the simulated clock cannot go back from {now} to {target}"
+
+# --- cluster files ---------------------------------------------------------------------
+CLUSTER_FILE_HEADER = "{source}: invalid cluster file ({count} {problems}):"
+PROBLEM = "problem"
+PROBLEMS = "problems"
+CANNOT_READ_FILE = "{source}: cannot read cluster file: {reason}"
+DOCUMENT_WHERE = "document {number}"
+DOCUMENT_ITEM_WHERE = "document {number} items[{item}]"
+DOCUMENT_OBJECT = "{where} ({kind} {name})"
+DOCUMENT_NOT_MAPPING = "must be a mapping with apiVersion and kind, not {actual}"
+DOCUMENT_NO_KIND = "kind: required field is missing (expected one of {expected})"
+DOCUMENT_UNKNOWN_KIND = 'kind: unsupported kind "{kind}" (expected one of {expected})'
+DOCUMENT_WRONG_API_VERSION = 'apiVersion: {kind} must have apiVersion "{expected}", not "{actual}"'
+LIST_ITEMS_NOT_LIST = "items: must be a list, not {actual}"
+DUPLICATE_OBJECT = "duplicate {kind} {name} (first defined in {first})"
+MULTIPLE_GLOBAL_DEFAULTS = (
+    'globalDefault: PriorityClass "{other}" is already the global default ({first})'
+)
+YAML_PROBLEM = "line {line}: {message}"

@@ -1,0 +1,60 @@
+"""Every user-visible text of the engine: event reasons, condition reasons, status texts.
+
+The FailedScheduling message has kube-scheduler's exact form (FitError.Error() in
+pkg/scheduler/framework/types.go): ``0/5 nodes are available: 2 node(s) had untolerated
+taint(s), 3 Insufficient cpu.`` — counts per reason, sorted as strings; the preFilter message
+alone when preFilter rejected the pod; the preemption message appended.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+# Events (reason field) and PodScheduled condition reasons, as kube-scheduler writes them.
+EVENT_SCHEDULED = "Scheduled"
+EVENT_FAILED_SCHEDULING = "FailedScheduling"
+EVENT_PREEMPTED = "Preempted"
+CONDITION_UNSCHEDULABLE = "Unschedulable"
+CONDITION_SCHEDULER_ERROR = "SchedulerError"
+
+SCHEDULED = "Successfully assigned {pod} to {node}"
+PREEMPTED = "Preempted by pod {uid} on node {node}"
+NO_NODES = "no nodes available to schedule pods"
+NO_NODE_AVAILABLE = "0/{total} nodes are available:"
+PREEMPTION_PREFIX = "preemption:"
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling."
+PREEMPTION_NO_VICTIMS = "No preemption victims found for incoming pod."
+PREEMPTION_NOT_ELIGIBLE = "not eligible due to a terminating pod on the nominated node."
+
+FILTER_DEFAULT_REASON = "node(s) didn't satisfy policy {rule}"
+RULE_REJECTED = "rejected by {rule}"
+EVALUATION_ERROR = "policy {policy} rule {rule}: {field} `{text}`: {error}"
+WRONG_RESULT = "must evaluate to {expected}, got {got}"
+SCORE_OUT_OF_RANGE = "policy {policy} rule {rule} scored node {node} {score}, outside 0..100 " \
+                     "after normalisation"
+PROFILE_UNKNOWN = "pod {pod} names schedulerName {name}, which no profile serves"
+PERMIT_TIMEOUT = "rejected due to timeout after waiting {seconds:g}s at permit"
+PERMIT_GROUP_REJECTED = "pod group {group} rejected: {reason}"
+RESERVE_LIMIT = "counter {counter} would reach {value:g}, over its limit {limit:g}"
+BIND_FAILED = "binding rejected: {reason}"
+
+
+def fit_error(total: int, reasons: Iterable[str], pre_filter_message: str = "",
+              post_filter_message: str = "") -> str:
+    """kube-scheduler's FitError text.
+
+    ``reasons`` holds one entry per node and reason (a node with two reasons gives two
+    entries); ignored when ``pre_filter_message`` is set, as in kube-scheduler.
+    """
+    text = NO_NODE_AVAILABLE.format(total=total)
+    if pre_filter_message:
+        text += f" {pre_filter_message}."
+    else:
+        counts = Counter(reasons)
+        histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+        if histogram:
+            text += f" {', '.join(histogram)}."
+    if post_filter_message:
+        text += f" {post_filter_message}"
+    return text

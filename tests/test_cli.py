@@ -1,0 +1,103 @@
+"""``policysched validate`` through click's CliRunner: exit codes, text and JSON output."""
+
+from __future__ import annotations
+
+import json
+from importlib.metadata import version
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from policysched.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "policy" / "fixtures"
+DESIGN = [ROOT / "policies" / "delay.yaml", ROOT / "policies" / "zone-a-first.yaml"]
+
+
+def run(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(main, list(args))
+
+
+def test_valid_policies_exit_0_with_a_summary() -> None:
+    result = run("validate", *map(str, DESIGN))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "2 policies valid (2 files)\n"
+
+
+def test_invalid_policy_exits_1_with_headline_source_line_and_caret() -> None:
+    path = FIXTURES / "cel-syntax.yaml"
+    result = run("validate", str(path))
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert lines == [
+        f"{path}:8:66: syntax/unbalanced: expression: syntax error: "
+        "unexpected end of expression, expected ')'",
+        "      expression: \"node.labels['zone'] == 'a' && (pod.priority > 10\"",
+        "  " + " " * 65 + "^",
+    ]
+    assert result.stderr == "1 error in 1 file\n"
+
+
+def test_json_output_shape() -> None:
+    path = FIXTURES / "cel-wrong-point.yaml"
+    result = run("validate", "--output", "json", str(path))
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["valid"] is False
+    first = document["errors"][0]
+    assert {k: first[k] for k in ("path", "line", "column", "policy", "rule")} == {
+        "path": str(path), "line": 9, "column": 29, "policy": "wrong-point", "rule": "uses-node",
+    }
+    assert first["message"].startswith("retryAfter: reference error: 'node' is not available")
+    for error in document["errors"]:
+        assert {"path", "line", "column", "policy", "rule", "message"} <= set(error)
+
+
+def test_json_output_when_valid() -> None:
+    result = run("validate", "-o", "json", *map(str, DESIGN))
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    assert (document["valid"], document["errors"]) == (True, [])
+
+
+def test_nonexistent_path_is_a_usage_error() -> None:
+    result = run("validate", "/nonexistent/policies")
+    assert result.exit_code == 2
+    assert "'/nonexistent/policies' does not exist" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_paths_are_required() -> None:
+    assert run("validate").exit_code == 2
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.stdout == f"policysched, version {version('policysched')}\n"
+
+
+def test_colour_only_when_asked_or_on_a_terminal() -> None:
+    path = str(FIXTURES / "cel-type.yaml")
+    assert "\x1b[" not in run("validate", path).stdout  # CliRunner is not a terminal
+    assert "\x1b[" in run("validate", "--color", path).stdout
+    assert "\x1b[" not in run("validate", "--no-color", path).stdout
+
+
+def test_no_traceback_for_any_fixture() -> None:
+    result = run("validate", str(FIXTURES))
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert result.stderr.endswith(" in 16 files\n")
+
+
+def test_binary_and_odd_files_are_reported_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "bin.yaml").write_bytes(b"\x00\x01\x02\xff")
+    (tmp_path / "ctrl.yaml").write_text("a: \x07\n", encoding="utf-8")
+    (tmp_path / "scalar.yaml").write_text("42\n", encoding="utf-8")
+    result = run("validate", str(tmp_path))
+    assert result.exit_code == 1
+    assert isinstance(result.exception, SystemExit)
+    assert result.stdout.count(str(tmp_path)) == 3
