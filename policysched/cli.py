@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 import click
@@ -68,3 +70,151 @@ def validate(paths: tuple[str, ...], output: str, color: bool | None) -> None:
                    err=True)
     if not policy_set.valid:
         click.get_current_context().exit(EXIT_INVALID)
+
+
+# -- offline engine commands ---------------------------------------------------------------
+
+_cluster_option = click.option(
+    "--cluster", "cluster_path", required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help="Multi-document YAML of Nodes, Pods (with spec.nodeName: running there; without: "
+    "pending), PodGroups and PriorityClasses.")
+_policies_option = click.option(
+    "--policies", "policy_paths", multiple=True,
+    type=click.Path(exists=True, path_type=str),
+    help="Policy files or directories (repeatable). Default: the built-in library.")
+_config_option = click.option(
+    "--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help="A SchedulerConfiguration file (profiles, weights, params).")
+_now_option = click.option(
+    "--now", type=float, default=None,
+    help="Simulated start, Unix seconds. Default: the latest creationTimestamp in the file.")
+
+
+def _fail(message: str) -> None:
+    click.echo(message, err=True)
+    click.get_current_context().exit(EXIT_INVALID)
+
+
+@main.command()
+@_cluster_option
+@_policies_option
+@_config_option
+@_now_option
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="table for people; json for tools (stable).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random choice between equally scored nodes.")
+def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str | None,
+             now: float | None, output: str, seed: int) -> None:
+    """Schedule the pending pods of a cluster file offline, with a simulated clock, until
+    nothing changes, and print where each pod went, when, and why not.
+
+    JSON output: {"pods": [{"namespace", "name", "node", "boundAt", "attempts",
+    "message"}]}; boundAt is simulated seconds from the start, message the last
+    FailedScheduling text (null once bound).
+    """
+    from .inputs import UserError, load_cluster, load_engine
+    from .simulate import simulate as run_simulation
+
+    try:
+        engine = load_engine(policy_paths, config_path, seed)
+        objects, start = load_cluster(cluster_path, now)
+    except UserError as e:
+        _fail(str(e))
+        return
+    result = run_simulation(objects, engine.frameworks, engine.settings, start)
+    if output == "json":
+        click.echo(json.dumps({"pods": [p.as_json() for p in result.pods]}, indent=2))
+        return
+    rows: list[tuple[str, ...]] = [("POD", "NODE", "ATTEMPTS", "BOUND AT", "MESSAGE")]
+    for pod in result.pods:
+        rows.append((f"{pod.namespace}/{pod.name}", pod.node or "<unscheduled>",
+                     str(pod.attempts), "-" if pod.bound_at is None else f"{pod.bound_at:g}s",
+                     pod.message or ""))
+    click.echo(render_table(rows))
+    bound = sum(1 for p in result.pods if p.node)
+    click.echo(f"\n{bound}/{len(result.pods)} pods bound in {result.end - result.start:g}s "
+               "of simulated time")
+
+
+@main.command()
+@_cluster_option
+@click.option("--pod", "pod_key", required=True, metavar="NAMESPACE/NAME",
+              help="The pending pod to explain.")
+@_policies_option
+@_config_option
+@_now_option
+@click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
+            config_path: str | None, now: float | None, output: str) -> None:
+    """Show, for one pod, each filter rule's verdict and each score (raw, normalised,
+    weighted) on every node, and the node the scheduler would choose."""
+    from .explain import UnknownPod
+    from .explain import explain as run_explain
+    from .inputs import UserError, load_cluster, load_engine
+
+    if "/" not in pod_key:
+        pod_key = f"default/{pod_key}"
+    try:
+        engine = load_engine(policy_paths, config_path)
+        objects, start = load_cluster(cluster_path, now)
+        result = run_explain(objects, engine.frameworks, engine.settings, start, pod_key)
+    except (UserError, UnknownPod) as e:
+        _fail(str(e))
+        return
+    if output == "json":
+        click.echo(json.dumps(result.as_json(), indent=2))
+        return
+    click.echo(f"pod {result.pod} (profile {result.profile})  preFilter: {result.pre_filter}")
+    filter_rules = sorted({r for n in result.nodes for r in n.filters})
+    score_rules = sorted({r for n in result.nodes for r in n.scores})
+    rows: list[tuple[str, ...]] = [("NODE", *filter_rules, *score_rules, "TOTAL")]
+    for node in result.nodes:
+        rows.append((
+            node.node,
+            *(node.filters.get(r, "-") for r in filter_rules),
+            *(_score_cell(node.scores.get(r)) for r in score_rules),
+            "-" if node.total is None else str(node.total)))
+    click.echo(render_table(rows))
+    click.echo("scores are raw/normalised/weighted")
+    click.echo(f"chosen: {result.chosen}" if result.chosen else f"unschedulable: {result.message}")
+
+
+def _score_cell(score: tuple[float, float, int] | None) -> str:
+    if score is None:
+        return "-"
+    raw, normalised, weighted = score
+    return f"{raw:g}/{normalised:g}/{weighted}"
+
+
+@main.command(name="test")
+@click.argument("paths", nargs=-1, required=True,
+                type=click.Path(exists=True, path_type=str))
+def run_tests(paths: tuple[str, ...]) -> None:
+    """Run policy test files: a cluster, policies and the expected placement and message
+    of each pod. Exits 1 when any expectation fails, with what differed."""
+    from .policytest import find_test_files, run_file
+
+    failed = total = 0
+    for path in find_test_files(list(paths)):
+        for result in run_file(path):
+            total += 1
+            label = f"{result.path}: {result.name}"
+            if result.passed:
+                click.echo(f"PASS {label}")
+                continue
+            failed += 1
+            click.echo(f"FAIL {label}")
+            for failure in result.failures:
+                click.echo(f"    {failure}")
+    click.echo(f"\n{total - failed} passed, {failed} failed")
+    if failed:
+        click.get_current_context().exit(EXIT_INVALID)
+
+
+def render_table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                     for row in rows)

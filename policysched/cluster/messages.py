@@ -21,6 +21,12 @@ BAD_PROTOCOL = "must be one of TCP, UDP, SCTP, not {value!r}"
 BAD_MIN_MEMBER = "must be at least 1, not {value}"
 BAD_TIMEOUT = "must be at least 0, not {value}"
 
+# --- the cache -----------------------------------------------------------------------
+POD_ALREADY_ASSUMED = 'pod {key} is already assumed on node "{node}"'
+POD_NOT_ASSUMED = "pod {key} is not assumed"
+POD_UNKNOWN = "pod {key} is not in the cache"
+UNSUPPORTED_EVENT = "unsupported event {kind} {resource}"
+
 # --- backends --------------------------------------------------------------------------
 POD_NOT_FOUND = 'pods "{name}" not found (namespace "{namespace}")'
 POD_REPLACED = 'pod {key} was deleted and recreated (uid {expected} is now {actual})'
@@ -30,9 +36,8 @@ OBJECT_NOT_FOUND = '{kind} "{name}" not found'
 OBJECT_EXISTS = '{kind} "{name}" already exists'
 UNSUPPORTED_OBJECT_KIND = 'unsupported kind "{kind}" (expected {expected})'
 UNKNOWN_PRIORITY_CLASS = 'no PriorityClass with name "{name}" was found'
-PRIORITY_MISMATCH = (
-    'spec.priority {priority} does not match PriorityClass "{name}" (value {value})'
-)
+MULTIPLE_GLOBAL_DEFAULTS = 'PriorityClass "{other}" is already the global default'
+PRIORITY_MISMATCH = '{priority} does not match PriorityClass "{name}" (value {value})'
 CLOCK_BACKWARDS = "the simulated clock cannot go back from {now} to {target}"
 
 # --- cluster files ---------------------------------------------------------------------
@@ -43,13 +48,11 @@ CANNOT_READ_FILE = "{source}: cannot read cluster file: {reason}"
 DOCUMENT_WHERE = "document {number}"
 DOCUMENT_ITEM_WHERE = "document {number} items[{item}]"
 DOCUMENT_OBJECT = "{where} ({kind} {name})"
+DOCUMENT_KIND = "{where} ({kind})"
 DOCUMENT_NOT_MAPPING = "must be a mapping with apiVersion and kind, not {actual}"
 DOCUMENT_NO_KIND = "kind: required field is missing (expected one of {expected})"
 DOCUMENT_UNKNOWN_KIND = 'kind: unsupported kind "{kind}" (expected one of {expected})'
 DOCUMENT_WRONG_API_VERSION = 'apiVersion: {kind} must have apiVersion "{expected}", not "{actual}"'
 LIST_ITEMS_NOT_LIST = "items: must be a list, not {actual}"
 DUPLICATE_OBJECT = "duplicate {kind} {name} (first defined in {first})"
-MULTIPLE_GLOBAL_DEFAULTS = (
-    'globalDefault: PriorityClass "{other}" is already the global default ({first})'
-)
 YAML_PROBLEM = "line {line}: {message}"

@@ -422,7 +422,7 @@ class Framework:
             for i, (node, score) in enumerate(zip(nodes, normalised, strict=True)):
                 if not 0 <= score <= MAX_NODE_SCORE:
                     return error(rule.qualified_name, messages.SCORE_OUT_OF_RANGE.format(
-                        policy=rule.policy, rule=rule.name, node=node.name, score=score)
+                        policy=rule.policy, rule=rule.name, node=node.name, score=f"{score:g}")
                     ), totals, detail
                 weighted = int(score) * weight
                 totals[i] += weighted

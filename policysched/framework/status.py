@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Code(str, Enum):
+class Code(StrEnum):
     SUCCESS = "Success"
     ERROR = "Error"  # an internal or CEL evaluation error: the pod is retried with backoff
     UNSCHEDULABLE = "Unschedulable"  # may pass later; preemption may help

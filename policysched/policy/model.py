@@ -109,6 +109,7 @@ class PreFilterRule(Rule):
 @dataclass(frozen=True, kw_only=True)
 class FilterRule(Rule):
     reason: str = ""  # defaults applied: reason, else message, else a generic reason
+    unresolvable: bool = False  # a failing node is UnschedulableAndUnresolvable
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,6 +22,8 @@ annotations, nodeSelector (map(string, string)); creationTimestamp (int, Unix se
 priority (int); requests, limits (map(string, int): cpu in millicores, memory and
 ephemeral-storage in bytes, others as counts); ports (list(ContainerPort)); tolerations
 (list(Toleration)); affinity (dyn: the API object); ownerReferences (list(OwnerReference));
+podGroup (the gang the pod belongs to by its ``scheduling.x-k8s.io/pod-group`` label: name,
+minMember and scheduleTimeoutSeconds of the PodGroup object; name "" when none);
 metadata, spec, status (dyn: the API object as JSON).
 ``policysched.Node``: name (string); labels, annotations (map(string, string)); taints
 (list(Taint)); unschedulable (bool); allocatable, requested, free (map(string, int), units
@@ -82,6 +84,7 @@ HOST_PORT_TYPE = Type("policysched.HostPort")
 TOLERATION_TYPE = Type("policysched.Toleration")
 TAINT_TYPE = Type("policysched.Taint")
 OWNER_REFERENCE_TYPE = Type("policysched.OwnerReference")
+POD_GROUP_TYPE = Type("policysched.PodGroup")
 
 RESOURCES = map_of(STRING, INT)
 
@@ -103,6 +106,7 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "schedulerName": STRING,
         "nodeName": STRING,
         "ownerReferences": list_of(OWNER_REFERENCE_TYPE),
+        "podGroup": POD_GROUP_TYPE,
         "metadata": DYN,
         "spec": DYN,
         "status": DYN,
@@ -138,6 +142,7 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "tolerationSeconds": INT,
     },
     TAINT_TYPE.name: {"key": STRING, "value": STRING, "effect": STRING},
+    POD_GROUP_TYPE.name: {"name": STRING, "minMember": INT, "scheduleTimeoutSeconds": INT},
     OWNER_REFERENCE_TYPE.name: {
         "apiVersion": STRING,
         "kind": STRING,

@@ -1,0 +1,282 @@
+"""The cluster cache: nodes and pods as the backend's events describe them, plus the pods
+the scheduler has assumed onto nodes before their bind returned; and the per-cycle
+``Snapshot`` the framework reads.
+
+Rules (those of kube-scheduler's cache):
+
+* every pod that has a node counts toward that node's usage, whatever its schedulerName,
+  except pods that have finished (phase Succeeded or Failed);
+* an assumed pod counts on its node from ``assume`` until ``forget`` or until the event
+  of the bound pod arrives, which replaces the assumed copy (never counting twice);
+* a pod whose node does not exist (yet) is kept and counted when the node appears;
+  deleting a node keeps its pods.
+
+Not thread-safe: the engine applies events and takes snapshots from one thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..cluster import messages
+from .node_info import NodeInfo
+from .objects import PodGroupSpec, PodInfo, object_name, pod_group_spec, pod_info, pod_key
+
+if TYPE_CHECKING:
+    from ..cluster.backend import ClusterEvent
+
+
+class CacheError(Exception):
+    """An assumption the cache cannot make or undo (a bug in the caller)."""
+
+
+@dataclass(frozen=True)
+class CacheChange:
+    """What one applied event changed: the pod (or node) after it, None once deleted, and
+    the pod before it."""
+
+    event: ClusterEvent
+    pod: PodInfo | None = None
+    old_pod: PodInfo | None = None
+    node: NodeInfo | None = None
+
+
+@dataclass(eq=False)
+class Snapshot:
+    """The cluster for one scheduling cycle. ``nodes`` are copies in a stable order
+    (insertion order of the nodes); treat them as read-only and ``clone()`` one to simulate
+    changes. The cluster-wide lists are built on first use."""
+
+    generation: int
+    nodes: list[NodeInfo]
+    _by_name: dict[str, NodeInfo] = field(init=False, repr=False)
+    _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
+    _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+    _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_name = {n.name: n for n in self.nodes}
+
+    def node(self, name: str) -> NodeInfo | None:
+        return self._by_name.get(name)
+
+    def pod_infos(self) -> list[PodInfo]:
+        """Every pod counted on a node (bound or assumed), node by node."""
+        if self._pod_infos is None:
+            self._pod_infos = [p for n in self.nodes for p in n.pods.values()]
+        return self._pod_infos
+
+    def pod_views(self) -> list[dict[str, Any]]:
+        """The CEL ``pods`` list: the views of ``pod_infos()``."""
+        if self._pod_views is None:
+            self._pod_views = [v for n in self.nodes for v in n.pod_views]
+        return self._pod_views
+
+    def node_views(self) -> list[dict[str, Any]]:
+        """The CEL ``nodes`` list."""
+        if self._node_views is None:
+            self._node_views = [n.view for n in self.nodes]
+        return self._node_views
+
+
+class Cache:
+    """Nodes (in insertion order), every known pod, assumed pods, pod groups."""
+
+    def __init__(self) -> None:
+        self.generation = 0  # changes whenever a snapshot would differ
+        self._nodes: dict[str, NodeInfo] = {}
+        self._pods: dict[str, PodInfo] = {}  # the latest object of every pod
+        self._placement: dict[str, str] = {}  # pod key -> node it is counted on
+        self._orphans: dict[str, dict[str, PodInfo]] = {}  # missing node -> its pods
+        self._assumed: dict[str, str] = {}  # pod key -> node
+        self._binding_finished: set[str] = set()
+        self._pod_groups: dict[str, PodGroupSpec] = {}
+        self._snapshot: Snapshot | None = None
+        self._clones: dict[str, NodeInfo] = {}
+
+    # ------------------------------------------------------------------ events
+
+    def apply(self, event: ClusterEvent) -> CacheChange:
+        """Apply one backend event; raises ``ObjectError`` for a malformed object (the
+        cache is then unchanged)."""
+        if event.resource == "Pod":
+            return self._apply_pod(event)
+        if event.resource == "Node":
+            return self._apply_node(event)
+        if event.resource == "PodGroup":
+            key = pod_key(event.obj)
+            if event.kind == "DELETED":
+                self._pod_groups.pop(key, None)
+            else:
+                self._pod_groups[key] = pod_group_spec(event.obj)
+            return CacheChange(event)
+        raise CacheError(
+            messages.UNSUPPORTED_EVENT.format(kind=event.kind, resource=event.resource)
+        )
+
+    def _apply_pod(self, event: ClusterEvent) -> CacheChange:
+        if event.kind == "DELETED":
+            key = pod_key(event.obj)
+            old = self._pods.pop(key, None)
+            self._assumed.pop(key, None)
+            self._binding_finished.discard(key)
+            self._unplace(key)
+            return CacheChange(event, old_pod=old)
+        pod = pod_info(event.obj)
+        key = pod.key
+        old = self._pods.get(key)
+        self._pods[key] = pod
+        assumed_node = self._assumed.get(key)
+        if assumed_node is not None and not pod.node_name and not pod.terminated:
+            self._place(pod.with_node(assumed_node), assumed_node)  # still assumed
+            return CacheChange(event, pod=pod, old_pod=old)
+        if assumed_node is not None:  # the bind is confirmed (or the pod finished)
+            del self._assumed[key]
+            self._binding_finished.discard(key)
+        if pod.node_name and not pod.terminated:
+            self._place(pod, pod.node_name)
+        else:
+            self._unplace(key)
+        return CacheChange(event, pod=pod, old_pod=old)
+
+    def _apply_node(self, event: ClusterEvent) -> CacheChange:
+        if event.kind == "DELETED":
+            name = object_name(event.obj)
+            gone = self._nodes.pop(name, None)
+            if gone is not None:
+                if gone.pods:
+                    self._orphans[name] = dict(gone.pods)
+                self._changed()
+            return CacheChange(event)
+        info = self._nodes.get(object_name(event.obj))
+        if info is not None:
+            info.set_node(event.obj)
+        else:
+            info = NodeInfo.of(event.obj)
+            for pod in self._orphans.pop(info.name, {}).values():
+                info.add_pod(pod)
+            self._nodes[info.name] = info
+        self._changed()
+        return CacheChange(event, node=info)
+
+    # ------------------------------------------------------------------ assumptions
+
+    def assume(self, pod: PodInfo, node_name: str) -> PodInfo:
+        """Count ``pod`` on ``node_name`` before its bind returns; returns the assumed copy
+        (``nodeName`` set). Raises ``CacheError`` for an unknown, bound or assumed pod."""
+        key = pod.key
+        if key in self._assumed:
+            raise CacheError(
+                messages.POD_ALREADY_ASSUMED.format(key=key, node=self._assumed[key])
+            )
+        current = self._pods.get(key)
+        if current is None:
+            raise CacheError(messages.POD_UNKNOWN.format(key=key))
+        if current.node_name:
+            raise CacheError(messages.POD_ALREADY_BOUND.format(key=key, node=current.node_name))
+        assumed = pod.with_node(node_name)
+        self._assumed[key] = node_name
+        self._place(assumed, node_name)
+        return assumed
+
+    def forget(self, pod: PodInfo) -> None:
+        """Undo ``assume`` (the bind failed or permit rejected the pod)."""
+        if self._assumed.pop(pod.key, None) is None:
+            raise CacheError(messages.POD_NOT_ASSUMED.format(key=pod.key))
+        self._binding_finished.discard(pod.key)
+        self._unplace(pod.key)
+
+    def finish_binding(self, pod: PodInfo) -> None:
+        """The bind call returned; the pod stays assumed until its bound event arrives.
+        Nothing to do when that event came first."""
+        if pod.key in self._assumed:
+            self._binding_finished.add(pod.key)
+
+    def is_assumed(self, pod: PodInfo) -> bool:
+        return pod.key in self._assumed
+
+    def binding_finished(self, pod: PodInfo) -> bool:
+        return pod.key in self._binding_finished
+
+    # ------------------------------------------------------------------ queries
+
+    def node(self, name: str) -> NodeInfo | None:
+        """The live NodeInfo (changes as events arrive; use ``snapshot()`` for a cycle)."""
+        return self._nodes.get(name)
+
+    def nodes(self) -> list[NodeInfo]:
+        return list(self._nodes.values())
+
+    def pod(self, key: str) -> PodInfo | None:
+        """The latest object of the pod ``namespace/name`` (not its assumed copy)."""
+        return self._pods.get(key)
+
+    def pods(self) -> list[PodInfo]:
+        return list(self._pods.values())
+
+    def pending_pods(self) -> list[PodInfo]:
+        """Pods neither bound, nor assumed, nor finished: what a scheduler may schedule."""
+        return [
+            p for p in self._pods.values()
+            if not p.node_name and not p.terminated and p.key not in self._assumed
+        ]
+
+    def counted_node(self, key: str) -> str | None:
+        """The node the pod ``key`` is counted on (bound or assumed), None if none."""
+        return self._placement.get(key)
+
+    def pod_groups(self) -> dict[str, PodGroupSpec]:
+        return dict(self._pod_groups)
+
+    def pod_group(self, key: str) -> PodGroupSpec | None:
+        return self._pod_groups.get(key)
+
+    def snapshot(self) -> Snapshot:
+        """The cluster for one cycle; the same object until the cache changes. Nodes that
+        did not change since the previous snapshot are not copied again."""
+        if self._snapshot is not None and self._snapshot.generation == self.generation:
+            return self._snapshot
+        nodes = []
+        clones: dict[str, NodeInfo] = {}
+        for name, live in self._nodes.items():
+            clone = self._clones.get(name)
+            if clone is None or clone.generation != live.generation:
+                clone = live.clone()
+            clones[name] = clone
+            nodes.append(clone)
+        self._clones = clones
+        self._snapshot = Snapshot(self.generation, nodes)
+        return self._snapshot
+
+    # ------------------------------------------------------------------ placement
+
+    def _place(self, pod: PodInfo, node_name: str) -> None:
+        """Count ``pod`` on ``node_name`` only (moving it if it was counted elsewhere)."""
+        self._unplace(pod.key)
+        node = self._nodes.get(node_name)
+        if node is not None:
+            node.add_pod(pod)
+        else:
+            self._orphans.setdefault(node_name, {})[pod.key] = pod
+        self._placement[pod.key] = node_name
+        self._changed()
+
+    def _unplace(self, key: str) -> None:
+        node_name = self._placement.pop(key, None)
+        if node_name is None:
+            return
+        node = self._nodes.get(node_name)
+        if node is not None:
+            counted = node.pods.get(key)
+            if counted is not None:
+                node.remove_pod(counted)
+        else:
+            orphans = self._orphans.get(node_name, {})
+            orphans.pop(key, None)
+            if not orphans:
+                self._orphans.pop(node_name, None)
+        self._changed()
+
+    def _changed(self) -> None:
+        self.generation += 1

@@ -1,0 +1,177 @@
+"""``NodeInfo``: one node with the pods counted on it, and its CEL ``node`` view kept up to
+date incrementally as pods are added and removed.
+
+``view["requested"]`` holds every resource of ``allocatable`` plus every resource some pod
+on the node requests (a nonzero amount), with ``pods`` always present and equal to the number
+of pods; ``view["free"]`` is ``allocatable - requested`` for each allocatable resource (it
+goes negative on an overcommitted node).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .objects import PODS, HostPort, PodInfo, Resources, node_view
+
+_generations = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A number larger than every generation handed out before (process-wide), so that a
+    generation identifies one state of one node even across node deletion and re-creation."""
+    return next(_generations)
+
+
+@dataclass(eq=False)
+class NodeInfo:
+    """A node and the pods counted on it (bound and assumed). ``pod_views`` is the CEL
+    ``nodePods`` list; ``generation`` changes on every change. Compared by identity."""
+
+    name: str
+    obj: dict[str, Any]
+    view: dict[str, Any]
+    pods: dict[str, PodInfo] = field(default_factory=dict)
+    pod_views: list[dict[str, Any]] = field(default_factory=list)
+    generation: int = field(default_factory=next_generation)
+    usage: Resources = field(default_factory=dict)  # summed pod requests, nonzero, no "pods"
+    port_counts: Counter[HostPort] = field(default_factory=Counter)
+
+    @classmethod
+    def of(cls, obj: dict[str, Any]) -> NodeInfo:
+        """A NodeInfo with no pods for a Node object; raises ``ObjectError``."""
+        view = node_view(obj)
+        return cls(name=view["name"], obj=obj, view=view)
+
+    @property
+    def allocatable(self) -> Resources:
+        return self.view["allocatable"]
+
+    @property
+    def requested(self) -> Resources:
+        return self.view["requested"]
+
+    @property
+    def free(self) -> Resources:
+        return self.view["free"]
+
+    @property
+    def pod_count(self) -> int:
+        return len(self.pods)
+
+    @property
+    def used_ports(self) -> list[dict[str, Any]]:
+        return self.view["usedPorts"]
+
+    def add_pod(self, pod: PodInfo) -> None:
+        """Count ``pod`` on this node (replacing a pod with the same key)."""
+        if pod.key in self.pods:
+            self.remove_pod(pod)
+        self.pods[pod.key] = pod
+        self.pod_views.append(pod.view)
+        allocatable, requested, free = self.allocatable, self.requested, self.free
+        for resource, amount in pod.requests.items():
+            if resource == PODS or amount == 0:
+                continue
+            total = self.usage.get(resource, 0) + amount
+            self.usage[resource] = total
+            requested[resource] = total
+            if resource in allocatable:
+                free[resource] = allocatable[resource] - total
+        self._count_pods(allocatable, requested, free)
+        for port in pod.host_ports:
+            self.port_counts[port] += 1
+            if self.port_counts[port] == 1:
+                host_ip, protocol, host_port = port
+                self.used_ports.append(
+                    {"hostIP": host_ip, "protocol": protocol, "hostPort": host_port}
+                )
+        self.generation = next_generation()
+
+    def remove_pod(self, pod: PodInfo) -> PodInfo | None:
+        """Stop counting the pod with ``pod``'s key; returns the PodInfo that was counted
+        (its requests are the ones subtracted), None when there was none."""
+        counted = self.pods.pop(pod.key, None)
+        if counted is None:
+            return None
+        for i, view in enumerate(self.pod_views):
+            if view is counted.view:
+                del self.pod_views[i]
+                break
+        allocatable, requested, free = self.allocatable, self.requested, self.free
+        for resource, amount in counted.requests.items():
+            if resource == PODS or amount == 0:
+                continue
+            total = self.usage[resource] - amount
+            if total:
+                self.usage[resource] = total
+                requested[resource] = total
+            else:
+                del self.usage[resource]
+                if resource in allocatable:
+                    requested[resource] = 0
+                else:
+                    del requested[resource]
+            if resource in allocatable:
+                free[resource] = allocatable[resource] - total
+        self._count_pods(allocatable, requested, free)
+        for port in counted.host_ports:
+            self.port_counts[port] -= 1
+            if self.port_counts[port] == 0:
+                del self.port_counts[port]
+                self._drop_port(port)
+        self.generation = next_generation()
+        return counted
+
+    def set_node(self, obj: dict[str, Any]) -> None:
+        """The Node object changed: new labels, taints, allocatable…; pods stay.
+        Raises ``ObjectError`` (and changes nothing) for a malformed object."""
+        view = node_view(obj)
+        allocatable = view["allocatable"]
+        requested = dict.fromkeys(allocatable, 0)
+        requested.update(self.usage)
+        free = {r: allocatable[r] - requested[r] for r in allocatable}
+        view["requested"], view["free"] = requested, free
+        view["usedPorts"] = self.used_ports
+        self.name, self.obj, self.view = view["name"], obj, view
+        self._count_pods(allocatable, requested, free)
+        self.generation = next_generation()
+
+    def clone(self) -> NodeInfo:
+        """An independent copy (same generation) whose counts can change without touching
+        this one: for per-cycle snapshots and preemption what-ifs. Pods are shared."""
+        view = dict(self.view)
+        view["requested"] = dict(self.requested)
+        view["free"] = dict(self.free)
+        view["usedPorts"] = list(self.used_ports)
+        return NodeInfo(
+            name=self.name,
+            obj=self.obj,
+            view=view,
+            pods=dict(self.pods),
+            pod_views=list(self.pod_views),
+            generation=self.generation,
+            usage=dict(self.usage),
+            port_counts=Counter(self.port_counts),
+        )
+
+    def _count_pods(self, allocatable: Resources, requested: Resources, free: Resources) -> None:
+        count = len(self.pods)
+        requested[PODS] = count
+        if PODS in allocatable:
+            free[PODS] = allocatable[PODS] - count
+        self.view["podCount"] = count
+
+    def _drop_port(self, port: HostPort) -> None:
+        host_ip, protocol, host_port = port
+        used = self.used_ports
+        for i, entry in enumerate(used):
+            if (
+                entry["hostPort"] == host_port
+                and entry["protocol"] == protocol
+                and entry["hostIP"] == host_ip
+            ):
+                del used[i]
+                return

@@ -1,0 +1,599 @@
+"""API objects (plain JSON dicts, as the API server returns them) → what the engine and CEL
+need: ``PodInfo`` with its CEL ``pod`` view, the CEL ``node`` view, ``PodGroupSpec``.
+
+Views carry exactly the fields declared in ``policysched.policy.variables.OBJECT_TYPES``,
+every one present: a missing API field takes its Kubernetes default (a pod without labels
+has ``labels == {}``). Quantities become ints: cpu in millicores, everything else in base
+units rounded up (as ``Quantity.MilliValue()`` / ``Quantity.Value()``).
+
+A malformed object raises ``ObjectError`` naming the field
+(``spec.containers[0].resources.requests.cpu``). The raw ``metadata``/``spec``/``status`` in
+a view are the object's own dicts: views are read-only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from ..cel.library.quantity import parse_quantity_milli, parse_quantity_value
+from ..cluster import messages
+
+CPU = "cpu"
+MEMORY = "memory"
+PODS = "pods"
+DEFAULT_NAMESPACE = "default"
+DEFAULT_SCHEDULER = "default-scheduler"
+POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+PROTOCOLS = ("TCP", "UDP", "SCTP")
+TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+
+Resources = dict[str, int]
+HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
+
+
+class ObjectError(ValueError):
+    """A malformed API object: ``field`` is the path of the bad field
+    (``spec.containers[0].resources.requests.cpu``), ``reason`` what is wrong with it."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}" if field else reason)
+        self.field = field
+        self.reason = reason
+
+
+# --------------------------------------------------------------------------- field paths
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+
+
+def child_path(path: str, key: str | int) -> str:
+    """``path`` extended by a key or index: ``spec.containers[0]``,
+    ``metadata.labels["app.kubernetes.io/name"]``."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _PLAIN_KEY.match(key):
+        return f"{path}.{key}" if path else key
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{path}["{escaped}"]'
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _wrong_type(path: str, expected: str, value: Any) -> ObjectError:
+    return ObjectError(path, messages.WRONG_TYPE.format(expected=expected, actual=_kind_of(value)))
+
+
+def _as_map(value: Any, path: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _wrong_type(path, "a mapping", value)
+    return value
+
+
+def _get_map(parent: dict[str, Any], key: str, path: str) -> dict[str, Any]:
+    return _as_map(parent.get(key), child_path(path, key))
+
+
+def _get_list(parent: dict[str, Any], key: str, path: str) -> list[Any]:
+    value = parent.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _wrong_type(child_path(path, key), "a list", value)
+    return value
+
+
+def _get_str(parent: dict[str, Any], key: str, path: str, default: str = "") -> str:
+    value = parent.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise _wrong_type(child_path(path, key), "a string", value)
+    return value
+
+
+def _required_str(parent: dict[str, Any], key: str, path: str) -> str:
+    value = _get_str(parent, key, path)
+    if not value:
+        reason = messages.FIELD_REQUIRED if parent.get(key) is None else messages.FIELD_EMPTY
+        raise ObjectError(child_path(path, key), reason)
+    return value
+
+
+def _get_int(parent: dict[str, Any], key: str, path: str, default: int = 0) -> int:
+    value = parent.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong_type(child_path(path, key), "an integer", value)
+    return value
+
+
+def _get_bool(parent: dict[str, Any], key: str, path: str, default: bool = False) -> bool:
+    value = parent.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise _wrong_type(child_path(path, key), "a boolean", value)
+    return value
+
+
+def _get_string_map(parent: dict[str, Any], key: str, path: str) -> dict[str, str]:
+    here = child_path(path, key)
+    value = _as_map(parent.get(key), here)
+    for k, v in value.items():
+        if not isinstance(v, str):
+            raise _wrong_type(child_path(here, k), "a string", v)
+    return value
+
+
+def _get_maps(parent: dict[str, Any], key: str, path: str) -> list[tuple[str, dict[str, Any]]]:
+    """The items of a list of mappings, each with its path."""
+    here = child_path(path, key)
+    out = []
+    for i, item in enumerate(_get_list(parent, key, path)):
+        item_path = child_path(here, i)
+        if not isinstance(item, dict):
+            raise _wrong_type(item_path, "a mapping", item)
+        out.append((item_path, item))
+    return out
+
+
+# --------------------------------------------------------------------------- timestamps
+
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})\Z"
+)
+
+
+def parse_timestamp(text: str) -> int:
+    """Unix seconds (fractions dropped) of an RFC 3339 time such as
+    ``2024-01-01T00:00:00Z``; raises ``ValueError``."""
+    if not _RFC3339.match(text):
+        raise ValueError(messages.BAD_TIMESTAMP.format(value=text))
+    normalized = text[:-1] + "+00:00" if text[-1] in "Zz" else text
+    try:
+        parsed = datetime.fromisoformat(normalized.replace("t", "T"))
+    except ValueError:
+        raise ValueError(messages.BAD_TIMESTAMP.format(value=text)) from None
+    return math.floor(parsed.timestamp())
+
+
+def format_timestamp(seconds: float) -> str:
+    """RFC 3339 in UTC with whole seconds, as Kubernetes writes ``metav1.Time``."""
+    return datetime.fromtimestamp(math.floor(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _get_timestamp(parent: dict[str, Any], key: str, path: str) -> int | None:
+    text = _get_str(parent, key, path)
+    if not text:
+        return None
+    try:
+        return parse_timestamp(text)
+    except ValueError as e:
+        raise ObjectError(child_path(path, key), str(e)) from None
+
+
+def creation_timestamp(obj: dict[str, Any]) -> int | None:
+    """``metadata.creationTimestamp`` in Unix seconds, None when unset;
+    raises ``ObjectError``."""
+    metadata = _get_map(_as_map(obj, ""), "metadata", "")
+    return _get_timestamp(metadata, "creationTimestamp", "metadata")
+
+
+# --------------------------------------------------------------------------- resources
+
+
+def resource_amount(name: str, quantity: Any, path: str) -> int:
+    """One quantity as the cache counts it: cpu in millicores, others in base units
+    rounded up."""
+    if isinstance(quantity, bool) or not isinstance(quantity, str | int | float):
+        raise _wrong_type(path, "a quantity (string or number)", quantity)
+    try:
+        if name == CPU:
+            amount = parse_quantity_milli(quantity)
+        else:
+            value = parse_quantity_value(quantity)
+            amount = value if isinstance(value, int) else math.ceil(value)
+    except ValueError as e:
+        raise ObjectError(path, messages.BAD_QUANTITY.format(reason=e)) from None
+    if amount < 0:
+        raise ObjectError(path, messages.NEGATIVE_QUANTITY.format(value=quantity))
+    return amount
+
+
+def _get_resources(parent: dict[str, Any], key: str, path: str) -> Resources:
+    here = child_path(path, key)
+    return {
+        name: resource_amount(name, quantity, child_path(here, name))
+        for name, quantity in _as_map(parent.get(key), here).items()
+    }
+
+
+def _add_into(total: Resources, more: Resources) -> None:
+    for name, amount in more.items():
+        total[name] = total.get(name, 0) + amount
+
+
+def _max_into(total: Resources, other: Resources) -> None:
+    for name, amount in other.items():
+        if name not in total or amount > total[name]:
+            total[name] = amount
+
+
+def _container_resources(container: dict[str, Any], path: str) -> tuple[Resources, Resources]:
+    """(requests, limits) of one container; a request defaults to its limit (API
+    defaulting)."""
+    resources = _get_map(container, "resources", path)
+    here = child_path(path, "resources")
+    limits = _get_resources(resources, "limits", here)
+    requests = _get_resources(resources, "requests", here)
+    return {**limits, **requests}, limits
+
+
+def _is_pod_level_resource(name: str) -> bool:
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+
+
+@dataclass(frozen=True)
+class _ContainerResources:
+    requests: Resources
+    limits: Resources
+    restartable: bool = False  # a sidecar: an init container with restartPolicy Always
+
+
+def _aggregate(
+    containers: list[_ContainerResources],
+    inits: list[_ContainerResources],
+    which: str,
+) -> Resources:
+    """kube's ``AggregateContainerRequests``/``Limits``: the sum over containers and
+    sidecars, at least the largest init container (plus the sidecars started before it)."""
+    total: Resources = {}
+    for c in containers:
+        _add_into(total, getattr(c, which))
+    sidecars: Resources = {}
+    init_max: Resources = {}
+    for c in inits:
+        own: Resources = getattr(c, which)
+        if c.restartable:
+            _add_into(total, own)
+            _add_into(sidecars, own)
+            _max_into(init_max, sidecars)
+        else:
+            current = dict(own)
+            _add_into(current, sidecars)
+            _max_into(init_max, current)
+    _max_into(total, init_max)
+    return total
+
+
+def pod_resources(spec: dict[str, Any], path: str = "spec") -> tuple[Resources, Resources]:
+    """(requests, limits) of a pod spec as kube-scheduler computes them: containers summed,
+    init containers as a maximum (sidecars summed), pod-level resources where set, plus
+    ``spec.overhead``."""
+    containers = []
+    for container_path, container in _get_maps(spec, "containers", path):
+        requests, limits = _container_resources(container, container_path)
+        containers.append(_ContainerResources(requests, limits))
+    inits = []
+    for container_path, container in _get_maps(spec, "initContainers", path):
+        requests, limits = _container_resources(container, container_path)
+        restart = _get_str(container, "restartPolicy", container_path)
+        inits.append(_ContainerResources(requests, limits, restart == "Always"))
+    pod_requests, pod_limits = _container_resources(spec, path)
+    overhead = _get_resources(spec, "overhead", path)
+    out = []
+    for which, pod_level in (("requests", pod_requests), ("limits", pod_limits)):
+        total = _aggregate(containers, inits, which)
+        for name, amount in pod_level.items():
+            if _is_pod_level_resource(name):
+                total[name] = amount
+        _add_into(total, overhead)
+        out.append(total)
+    return out[0], out[1]
+
+
+# --------------------------------------------------------------------------- pods
+
+
+@dataclass(frozen=True)
+class PodGroupSpec:
+    """A ``scheduling.x-k8s.io`` PodGroup: a gang of at least ``min_member`` pods, waiting at
+    most ``schedule_timeout_seconds`` (None: the scheduler's default)."""
+
+    key: str
+    min_member: int
+    schedule_timeout_seconds: int | None = None
+
+
+@dataclass(eq=False)
+class PodInfo:
+    """A pod as the engine sees it: the raw object, its CEL ``pod`` view and the values the
+    engine reads often. Compared by identity; treat as immutable."""
+
+    key: str  # "namespace/name"
+    uid: str
+    obj: dict[str, Any]
+    view: dict[str, Any]
+    name: str
+    namespace: str
+    scheduler_name: str
+    node_name: str  # "" when unbound
+    priority: int
+    creation: int  # Unix seconds
+    requests: Resources
+    limits: Resources
+    host_ports: tuple[HostPort, ...]
+    group: str | None  # the pod-group label's value
+    nominated_node: str
+    deleting: bool
+    terminated: bool  # phase Succeeded or Failed: no longer uses its node
+
+    def with_node(self, node_name: str) -> PodInfo:
+        """A copy bound to ``node_name`` (an assumed pod), sharing everything else."""
+        spec = {**self.view["spec"], "nodeName": node_name}
+        obj = {**self.obj, "spec": spec}
+        view = {**self.view, "spec": spec, "nodeName": node_name}
+        return replace(self, obj=obj, view=view, node_name=node_name)
+
+
+def _ports(spec: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    host_network = _get_bool(spec, "hostNetwork", path)
+    ports = []
+    for container_path, container in _get_maps(spec, "containers", path):
+        for port_path, port in _get_maps(container, "ports", container_path):
+            container_port = _get_int(port, "containerPort", port_path)
+            if not 1 <= container_port <= 65535:
+                field = child_path(port_path, "containerPort")
+                if port.get("containerPort") is None:
+                    raise ObjectError(field, messages.FIELD_REQUIRED)
+                raise ObjectError(field, messages.BAD_PORT.format(value=container_port))
+            default_host = container_port if host_network else 0
+            host_port = _get_int(port, "hostPort", port_path, default_host)
+            if not 0 <= host_port <= 65535:
+                field = child_path(port_path, "hostPort")
+                raise ObjectError(field, messages.BAD_HOST_PORT.format(value=host_port))
+            protocol = _get_str(port, "protocol", port_path, "TCP")
+            if protocol not in PROTOCOLS:
+                field = child_path(port_path, "protocol")
+                raise ObjectError(field, messages.BAD_PROTOCOL.format(value=protocol))
+            ports.append({
+                "containerPort": container_port,
+                "hostPort": host_port,
+                "protocol": protocol,
+                "hostIP": _get_str(port, "hostIP", port_path),
+            })
+    return ports
+
+
+def _tolerations(spec: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": _get_str(t, "key", p),
+            "operator": _get_str(t, "operator", p),  # "" means Equal
+            "value": _get_str(t, "value", p),
+            "effect": _get_str(t, "effect", p),
+            "tolerationSeconds": _get_int(t, "tolerationSeconds", p),
+        }
+        for p, t in _get_maps(spec, "tolerations", path)
+    ]
+
+
+def _owner_references(metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": _get_str(r, "apiVersion", p),
+            "kind": _get_str(r, "kind", p),
+            "name": _get_str(r, "name", p),
+            "uid": _get_str(r, "uid", p),
+            "controller": _get_bool(r, "controller", p),
+        }
+        for p, r in _get_maps(metadata, "ownerReferences", "metadata")
+    ]
+
+
+def _object_map(obj: Any) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise ObjectError("", messages.OBJECT_NOT_MAPPING.format(actual=_kind_of(obj)))
+    return obj
+
+
+def pod_info(obj: dict[str, Any]) -> PodInfo:
+    """The ``PodInfo`` of a Pod object; raises ``ObjectError``."""
+    obj = _object_map(obj)
+    metadata = _get_map(obj, "metadata", "")
+    spec = _get_map(obj, "spec", "")
+    status = _get_map(obj, "status", "")
+    name = _required_str(metadata, "name", "metadata")
+    namespace = _get_str(metadata, "namespace", "metadata") or DEFAULT_NAMESPACE
+    uid = _get_str(metadata, "uid", "metadata")
+    labels = _get_string_map(metadata, "labels", "metadata")
+    annotations = _get_string_map(metadata, "annotations", "metadata")
+    creation = _get_timestamp(metadata, "creationTimestamp", "metadata") or 0
+    priority = _get_int(spec, "priority", "spec")
+    _get_str(spec, "priorityClassName", "spec")  # checked here, resolved by admission
+    requests, limits = pod_resources(spec)
+    ports = _ports(spec, "spec")
+    scheduler_name = _get_str(spec, "schedulerName", "spec") or DEFAULT_SCHEDULER
+    node_name = _get_str(spec, "nodeName", "spec")
+    affinity = _get_map(spec, "affinity", "spec")
+    view = {
+        "name": name,
+        "namespace": namespace,
+        "uid": uid,
+        "labels": labels,
+        "annotations": annotations,
+        "creationTimestamp": creation,
+        "priority": priority,
+        "requests": requests,
+        "limits": limits,
+        "ports": ports,
+        "tolerations": _tolerations(spec, "spec"),
+        "nodeSelector": _get_string_map(spec, "nodeSelector", "spec"),
+        "affinity": affinity,
+        "schedulerName": scheduler_name,
+        "nodeName": node_name,
+        "ownerReferences": _owner_references(metadata),
+        "metadata": metadata,
+        "spec": spec,
+        "status": status,
+    }
+    host_ports = tuple(
+        (p["hostIP"], p["protocol"], p["hostPort"]) for p in ports if p["hostPort"] > 0
+    )
+    phase = _get_str(status, "phase", "status")
+    return PodInfo(
+        key=f"{namespace}/{name}",
+        uid=uid,
+        obj=obj,
+        view=view,
+        name=name,
+        namespace=namespace,
+        scheduler_name=scheduler_name,
+        node_name=node_name,
+        priority=priority,
+        creation=creation,
+        requests=requests,
+        limits=limits,
+        host_ports=host_ports,
+        group=labels.get(POD_GROUP_LABEL),
+        nominated_node=_get_str(status, "nominatedNodeName", "status"),
+        deleting=metadata.get("deletionTimestamp") is not None,
+        terminated=phase in TERMINATED_PHASES,
+    )
+
+
+def object_name(obj: dict[str, Any]) -> str:
+    """``metadata.name``; raises ``ObjectError`` when it is missing."""
+    return _required_str(_get_map(_object_map(obj), "metadata", ""), "name", "metadata")
+
+
+def pod_key(obj: dict[str, Any]) -> str:
+    """"namespace/name" of a namespaced object (namespace "default" when unset);
+    raises ``ObjectError``."""
+    metadata = _get_map(_object_map(obj), "metadata", "")
+    name = _required_str(metadata, "name", "metadata")
+    return f"{_get_str(metadata, 'namespace', 'metadata') or DEFAULT_NAMESPACE}/{name}"
+
+
+def pod_group_spec(obj: dict[str, Any]) -> PodGroupSpec:
+    """The ``PodGroupSpec`` of a PodGroup object; raises ``ObjectError``."""
+    spec = _get_map(_object_map(obj), "spec", "")
+    min_member = _get_int(spec, "minMember", "spec", 1)
+    if min_member < 1:
+        field = child_path("spec", "minMember")
+        raise ObjectError(field, messages.BAD_MIN_MEMBER.format(value=min_member))
+    timeout: int | None = None
+    if spec.get("scheduleTimeoutSeconds") is not None:
+        timeout = _get_int(spec, "scheduleTimeoutSeconds", "spec")
+        if timeout < 0:
+            field = child_path("spec", "scheduleTimeoutSeconds")
+            raise ObjectError(field, messages.BAD_TIMEOUT.format(value=timeout))
+    return PodGroupSpec(pod_key(obj), min_member, timeout)
+
+
+@dataclass(frozen=True)
+class PriorityClassSpec:
+    """A ``scheduling.k8s.io`` PriorityClass: the ``value`` pods naming it get."""
+
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str | None = None
+
+
+def priority_class_spec(obj: dict[str, Any]) -> PriorityClassSpec:
+    """The ``PriorityClassSpec`` of a PriorityClass object; raises ``ObjectError``."""
+    obj = _object_map(obj)
+    name = object_name(obj)
+    if obj.get("value") is None:
+        raise ObjectError("value", messages.FIELD_REQUIRED)
+    return PriorityClassSpec(
+        name=name,
+        value=_get_int(obj, "value", ""),
+        global_default=_get_bool(obj, "globalDefault", ""),
+        preemption_policy=_get_str(obj, "preemptionPolicy", "") or None,
+    )
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+def _taints(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": _required_str(t, "key", p),
+            "value": _get_str(t, "value", p),
+            "effect": _required_str(t, "effect", p),
+        }
+        for p, t in _get_maps(spec, "taints", "spec")
+    ]
+
+
+def _images(status: dict[str, Any]) -> dict[str, int]:
+    images: dict[str, int] = {}
+    for image_path, image in _get_maps(status, "images", "status"):
+        size = _get_int(image, "sizeBytes", image_path)
+        names_path = child_path(image_path, "names")
+        for i, name in enumerate(_get_list(image, "names", image_path)):
+            if not isinstance(name, str):
+                raise _wrong_type(child_path(names_path, i), "a string", name)
+            images[name] = size
+    return images
+
+
+def node_allocatable(status: dict[str, Any]) -> Resources:
+    """``status.allocatable``, or ``status.capacity`` when a node reports no allocatable."""
+    if status.get("allocatable") is not None:
+        return _get_resources(status, "allocatable", "status")
+    return _get_resources(status, "capacity", "status")
+
+
+def node_view(obj: dict[str, Any]) -> dict[str, Any]:
+    """The CEL ``node`` view of a Node object with nothing running on it (``requested`` all
+    zero, ``free`` equal to ``allocatable``); raises ``ObjectError``."""
+    obj = _object_map(obj)
+    metadata = _get_map(obj, "metadata", "")
+    spec = _get_map(obj, "spec", "")
+    status = _get_map(obj, "status", "")
+    allocatable = node_allocatable(status)
+    requested = dict.fromkeys(allocatable, 0)
+    requested[PODS] = 0
+    return {
+        "name": _required_str(metadata, "name", "metadata"),
+        "labels": _get_string_map(metadata, "labels", "metadata"),
+        "annotations": _get_string_map(metadata, "annotations", "metadata"),
+        "taints": _taints(spec),
+        "unschedulable": _get_bool(spec, "unschedulable", "spec"),
+        "allocatable": allocatable,
+        "requested": requested,
+        "free": dict(allocatable),
+        "podCount": 0,
+        "usedPorts": [],
+        "images": _images(status),
+        "metadata": metadata,
+        "spec": spec,
+        "status": status,
+    }

@@ -1,0 +1,36 @@
+"""Cluster backends. This package exports the contract the engine schedules through: the
+``Backend`` protocol, its events and errors, and clocks. Implementations are imported from
+their modules: ``policysched.cluster.memory`` (``MemoryBackend``, the in-process cluster)
+and ``policysched.cluster.cluster_file`` (clusters written as manifests).
+
+(Implementations use ``policysched.cache``, which uses this package's ``messages``; keeping
+them out of this module keeps imports free of cycles.)
+"""
+
+from __future__ import annotations
+
+from .backend import (
+    Backend,
+    BackendError,
+    BindError,
+    ClusterEvent,
+    ConditionStatus,
+    EventKind,
+    EventType,
+    Resource,
+)
+from .clock import Clock, RealClock, SimulatedClock
+
+__all__ = [
+    "Backend",
+    "BackendError",
+    "BindError",
+    "Clock",
+    "ClusterEvent",
+    "ConditionStatus",
+    "EventKind",
+    "EventType",
+    "RealClock",
+    "Resource",
+    "SimulatedClock",
+]

@@ -1,0 +1,431 @@
+"""``MemoryBackend``: an in-process cluster for ``policysched simulate`` and tests.
+
+Every call changes the stored objects as the API server would and queues the watch event
+it causes: ``bind`` sets ``spec.nodeName`` and a PodScheduled=True condition (MODIFIED),
+``evict`` marks the pod with a DisruptionTarget condition and deletes it (DELETED), patches
+and status updates produce MODIFIED events, no-op changes produce none. Created objects get
+a uid, a resourceVersion, a creationTimestamp (the clock's time) and the defaults and
+priority admission of the API server. Events, conditions, bindings and evictions are kept in
+lists (with the clock's time) for tests and simulation reports.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from ..cache.objects import (
+    DEFAULT_NAMESPACE,
+    DEFAULT_SCHEDULER,
+    ObjectError,
+    PodGroupSpec,
+    PodInfo,
+    PriorityClassSpec,
+    format_timestamp,
+    node_view,
+    object_name,
+    pod_group_spec,
+    pod_info,
+    priority_class_spec,
+)
+from . import messages
+from .backend import (
+    BackendError,
+    BindError,
+    ClusterEvent,
+    ConditionStatus,
+    EventType,
+    Resource,
+)
+from .clock import Clock, SimulatedClock
+
+NODE = "Node"
+POD = "Pod"
+POD_GROUP = "PodGroup"
+PRIORITY_CLASS = "PriorityClass"
+KINDS = (NODE, POD, POD_GROUP, PRIORITY_CLASS)
+NAMESPACED = frozenset({POD, POD_GROUP})
+POD_SCHEDULED = "PodScheduled"
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+# Kubernetes creates these in every cluster.
+SYSTEM_PRIORITY_CLASSES: Mapping[str, PriorityClassSpec] = {
+    "system-cluster-critical": PriorityClassSpec("system-cluster-critical", 2_000_000_000),
+    "system-node-critical": PriorityClassSpec("system-node-critical", 2_000_001_000),
+}
+
+_UID_NAMESPACE = uuid.UUID("6f1f3e4a-3c52-4c1e-9a57-4f1c0d6c2b10")
+
+
+@dataclass(frozen=True)
+class RecordedEvent:
+    """An Event the scheduler recorded about a pod."""
+
+    time: float
+    pod: str  # "namespace/name"
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RecordedCondition:
+    """A pod condition as it was set (by the scheduler, or by a bind or an eviction)."""
+
+    time: float
+    pod: str
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class RecordedBinding:
+    time: float
+    pod: str
+    node: str
+
+
+@dataclass(frozen=True)
+class RecordedEviction:
+    time: float
+    pod: str
+    node: str
+    message: str
+
+
+def admit_priority(pod: dict[str, Any], classes: Mapping[str, PriorityClassSpec]) -> None:
+    """Kubernetes' Priority admission on a Pod object (changed in place): resolve
+    ``spec.priorityClassName`` (or the global default class) into ``spec.priority`` and
+    ``spec.preemptionPolicy``. A pod without a class keeps a ``spec.priority`` it has (a
+    simulation convenience; the API server would reject it). Call it on a pod that
+    ``pod_info`` accepts; raises ``ObjectError``."""
+    spec = pod.setdefault("spec", {})
+    name = spec.get("priorityClassName")  # pod_info() checked it is a string
+    known = {**SYSTEM_PRIORITY_CLASSES, **classes}
+    if name:
+        chosen = known.get(name)
+        if chosen is None:
+            raise ObjectError(
+                "spec.priorityClassName", messages.UNKNOWN_PRIORITY_CLASS.format(name=name)
+            )
+    else:
+        chosen = next((c for c in classes.values() if c.global_default), None)
+        if chosen is None:
+            spec.setdefault("priority", 0)
+            return
+        spec["priorityClassName"] = chosen.name
+    given = spec.get("priority")
+    if given is not None and given != chosen.value:
+        raise ObjectError("spec.priority", messages.PRIORITY_MISMATCH.format(
+            priority=given, name=chosen.name, value=chosen.value))
+    spec["priority"] = chosen.value
+    if chosen.preemption_policy and "preemptionPolicy" not in spec:
+        spec["preemptionPolicy"] = chosen.preemption_policy
+
+
+def copy_object(value: Any) -> Any:
+    """A deep copy of JSON-like data (dicts, lists, scalars)."""
+    if isinstance(value, dict):
+        return {k: copy_object(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_object(v) for v in value]
+    return value
+
+
+class MemoryBackend:
+    """An in-process cluster of Nodes, Pods, PodGroups and PriorityClasses. Its initial
+    ``objects`` are delivered as ADDED events by the first ``drain_events()``.
+    Thread-safe."""
+
+    def __init__(self, objects: Iterable[dict[str, Any]] = (), clock: Clock | None = None) -> None:
+        self._clock: Clock = clock if clock is not None else SimulatedClock()
+        self._store: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in KINDS}
+        self._pending: list[ClusterEvent] = []
+        self._serial = itertools.count(1)
+        self._lock = threading.RLock()
+        self.events: list[RecordedEvent] = []
+        self.conditions: list[RecordedCondition] = []
+        self.bindings: list[RecordedBinding] = []
+        self.evictions: list[RecordedEviction] = []
+        initial = list(objects)
+        for obj in sorted(initial, key=_admitted_later):
+            self.add_object(obj)
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    # ------------------------------------------------------------------ Backend
+
+    def drain_events(self) -> list[ClusterEvent]:
+        with self._lock:
+            events, self._pending = self._pending, []
+            return events
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        with self._lock:
+            stored = self._live_pod(pod, BindError)
+            bound = stored.get("spec", {}).get("nodeName")
+            if bound:
+                raise BindError(messages.POD_ALREADY_BOUND.format(key=pod.key, node=bound))
+            if node_name not in self._store[NODE]:
+                raise BindError(messages.NODE_NOT_FOUND.format(name=node_name))
+            stored.setdefault("spec", {})["nodeName"] = node_name
+            self._put_condition(pod.key, stored, POD_SCHEDULED, "True", "", "")
+            self.bindings.append(RecordedBinding(self._now(), pod.key, node_name))
+            self._modified(POD, stored)
+
+    def evict(self, pod: PodInfo, message: str) -> None:
+        with self._lock:
+            stored = self._live_pod(pod, BackendError)
+            self._put_condition(
+                pod.key, stored, DISRUPTION_TARGET, "True", PREEMPTION_BY_SCHEDULER, message
+            )
+            node = stored.get("spec", {}).get("nodeName") or ""
+            self.evictions.append(RecordedEviction(self._now(), pod.key, node, message))
+            self._remove(POD, pod.key)
+
+    def patch_pod_metadata(
+        self,
+        pod: PodInfo,
+        labels: Mapping[str, str | None],
+        annotations: Mapping[str, str | None],
+    ) -> None:
+        with self._lock:
+            stored = self._live_pod(pod, BackendError)
+            metadata = stored.setdefault("metadata", {})
+            changed = False
+            for field, patch in (("labels", labels), ("annotations", annotations)):
+                current = metadata.get(field) or {}
+                merged = dict(current)
+                for key, value in patch.items():
+                    if value is None:
+                        merged.pop(key, None)
+                    else:
+                        merged[key] = value
+                if merged != current:
+                    metadata[field] = merged
+                    changed = True
+            if changed:
+                self._modified(POD, stored)
+
+    def set_nominated_node(self, pod: PodInfo, node_name: str | None) -> None:
+        with self._lock:
+            stored = self._live_pod(pod, BackendError)
+            status = stored.setdefault("status", {})
+            if (status.get("nominatedNodeName") or None) == (node_name or None):
+                return
+            if node_name:
+                status["nominatedNodeName"] = node_name
+            else:
+                status.pop("nominatedNodeName", None)
+            self._modified(POD, stored)
+
+    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
+        with self._lock:
+            self.events.append(RecordedEvent(self._now(), pod.key, type, reason, message))
+
+    def set_pod_condition(
+        self, pod: PodInfo, status: ConditionStatus, reason: str, message: str
+    ) -> None:
+        with self._lock:
+            stored = self._live_pod(pod, BackendError)
+            if self._put_condition(pod.key, stored, POD_SCHEDULED, status, reason, message):
+                self._modified(POD, stored)
+
+    def pod_groups(self) -> dict[str, PodGroupSpec]:
+        with self._lock:
+            return {key: pod_group_spec(obj) for key, obj in self._store[POD_GROUP].items()}
+
+    # ------------------------------------------------------------------ objects
+
+    def add_object(self, obj: dict[str, Any], *, at: float | None = None) -> dict[str, Any]:
+        """Create an object as the API server would (validated, defaulted, admitted); its
+        creationTimestamp, when unset, is ``at`` (default: now). Returns a copy of what was
+        stored. Raises ``ObjectError`` for a malformed object and ``BackendError`` for an
+        unsupported kind or an existing name."""
+        with self._lock:
+            obj = copy_object(obj)
+            kind = self._kind(obj)
+            key = self._key(kind, obj)
+            if key in self._store[kind]:
+                raise BackendError(messages.OBJECT_EXISTS.format(kind=kind, name=key))
+            metadata = obj.setdefault("metadata", {})
+            if kind in NAMESPACED:
+                metadata.setdefault("namespace", DEFAULT_NAMESPACE)
+            metadata.setdefault("uid", str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{key}")))
+            if not metadata.get("creationTimestamp"):
+                metadata["creationTimestamp"] = format_timestamp(
+                    self._now() if at is None else at
+                )
+            self._admit(kind, obj)
+            metadata["resourceVersion"] = str(next(self._serial))
+            self._store[kind][key] = obj
+            if kind != PRIORITY_CLASS:
+                self._pending.append(ClusterEvent("ADDED", _resource(kind), copy_object(obj)))
+            return copy_object(obj)
+
+    def update_object(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Replace an existing object (keeping its uid and creationTimestamp), as a PUT
+        would; returns a copy of what was stored."""
+        with self._lock:
+            obj = copy_object(obj)
+            kind = self._kind(obj)
+            key = self._key(kind, obj)
+            current = self._store[kind].get(key)
+            if current is None:
+                raise BackendError(messages.OBJECT_NOT_FOUND.format(kind=kind, name=key))
+            metadata = obj.setdefault("metadata", {})
+            for field in ("namespace", "uid", "creationTimestamp"):
+                if field in current["metadata"]:
+                    metadata[field] = current["metadata"][field]
+            self._admit(kind, obj)
+            self._store[kind][key] = obj
+            self._modified(kind, obj)
+            return copy_object(obj)
+
+    def delete_object(
+        self, kind: str, name: str, namespace: str = DEFAULT_NAMESPACE
+    ) -> dict[str, Any]:
+        """Delete an object; returns its last state. Raises ``BackendError`` when it does
+        not exist."""
+        with self._lock:
+            if kind not in self._store:
+                raise BackendError(self._unsupported(kind))
+            key = f"{namespace}/{name}" if kind in NAMESPACED else name
+            if key not in self._store[kind]:
+                raise BackendError(messages.OBJECT_NOT_FOUND.format(kind=kind, name=key))
+            return copy_object(self._remove(kind, key))
+
+    def get(
+        self, kind: str, name: str, namespace: str = DEFAULT_NAMESPACE
+    ) -> dict[str, Any] | None:
+        """A copy of an object, None when it does not exist."""
+        with self._lock:
+            key = f"{namespace}/{name}" if kind in NAMESPACED else name
+            obj = self._store.get(kind, {}).get(key)
+            return None if obj is None else copy_object(obj)
+
+    def pod(self, key: str) -> dict[str, Any] | None:
+        """A copy of the pod "namespace/name", None when it does not exist."""
+        namespace, _, name = key.partition("/")
+        return self.get(POD, name, namespace)
+
+    def objects(self, kind: str) -> list[dict[str, Any]]:
+        """Copies of every object of ``kind``, in creation order."""
+        with self._lock:
+            return [copy_object(o) for o in self._store.get(kind, {}).values()]
+
+    def priority_classes(self) -> dict[str, PriorityClassSpec]:
+        with self._lock:
+            return {n: priority_class_spec(o) for n, o in self._store[PRIORITY_CLASS].items()}
+
+    # ------------------------------------------------------------------ internals
+
+    def _now(self) -> float:
+        return self._clock.now()
+
+    @staticmethod
+    def _unsupported(kind: Any) -> str:
+        return messages.UNSUPPORTED_OBJECT_KIND.format(kind=kind, expected=", ".join(KINDS))
+
+    def _kind(self, obj: dict[str, Any]) -> str:
+        kind = obj.get("kind") if isinstance(obj, dict) else None
+        if kind not in KINDS:
+            raise BackendError(self._unsupported(kind))
+        return str(kind)
+
+    @staticmethod
+    def _key(kind: str, obj: dict[str, Any]) -> str:
+        name = object_name(obj)
+        if kind not in NAMESPACED:
+            return name
+        namespace = obj["metadata"].get("namespace") or DEFAULT_NAMESPACE
+        return f"{namespace}/{name}"
+
+    def _admit(self, kind: str, obj: dict[str, Any]) -> None:
+        """Validate, default and admit ``obj`` (changed in place); raises ``ObjectError``."""
+        if kind == POD:
+            pod_info(obj)
+            obj.setdefault("spec", {}).setdefault("schedulerName", DEFAULT_SCHEDULER)
+            obj.setdefault("status", {}).setdefault("phase", "Pending")
+            admit_priority(obj, self.priority_classes())
+        elif kind == NODE:
+            node_view(obj)
+        elif kind == POD_GROUP:
+            pod_group_spec(obj)
+        else:
+            spec = priority_class_spec(obj)
+            if spec.global_default:
+                for other in self.priority_classes().values():
+                    if other.global_default and other.name != spec.name:
+                        reason = messages.MULTIPLE_GLOBAL_DEFAULTS.format(other=other.name)
+                        raise ObjectError("globalDefault", reason)
+
+    def _live_pod(self, pod: PodInfo, error: type[BackendError]) -> dict[str, Any]:
+        stored = self._store[POD].get(pod.key)
+        if stored is None:
+            raise error(messages.POD_NOT_FOUND.format(name=pod.name, namespace=pod.namespace))
+        uid = stored["metadata"].get("uid", "")
+        if pod.uid and uid != pod.uid:
+            raise error(messages.POD_REPLACED.format(key=pod.key, expected=pod.uid, actual=uid))
+        return stored
+
+    def _put_condition(
+        self, key: str, pod: dict[str, Any], type: str, status: str, reason: str, message: str
+    ) -> bool:
+        """Set condition ``type`` on the stored ``pod``; records the call and returns whether
+        the pod changed. lastTransitionTime moves only when the status changes."""
+        now = self._now()
+        self.conditions.append(RecordedCondition(now, key, type, status, reason, message))
+        conditions = pod.setdefault("status", {}).setdefault("conditions", [])
+        current = next((c for c in conditions if c.get("type") == type), None)
+        if current is not None and (
+            current.get("status"), current.get("reason") or "", current.get("message") or ""
+        ) == (status, reason, message):
+            return False
+        if current is None:
+            current = {"type": type, "lastProbeTime": None}
+            conditions.append(current)
+        if current.get("status") != status:
+            current["lastTransitionTime"] = format_timestamp(now)
+        current["status"] = status
+        for field, value in (("reason", reason), ("message", message)):
+            if value:
+                current[field] = value
+            else:
+                current.pop(field, None)
+        return True
+
+    def _modified(self, kind: str, obj: dict[str, Any]) -> None:
+        obj["metadata"]["resourceVersion"] = str(next(self._serial))
+        if kind != PRIORITY_CLASS:
+            self._pending.append(ClusterEvent("MODIFIED", _resource(kind), copy_object(obj)))
+
+    def _remove(self, kind: str, key: str) -> dict[str, Any]:
+        obj = self._store[kind].pop(key)
+        if kind != PRIORITY_CLASS:
+            self._pending.append(ClusterEvent("DELETED", _resource(kind), copy_object(obj)))
+        return obj
+
+
+def _resource(kind: str) -> Resource:
+    return cast(Resource, kind)
+
+
+def _admitted_later(obj: Any) -> bool:
+    """PriorityClasses first: pods created with the cluster may name them."""
+    return not (isinstance(obj, dict) and obj.get("kind") == PRIORITY_CLASS)
+
+
+if TYPE_CHECKING:  # MemoryBackend implements the contract
+    from .backend import Backend
+
+    _CONFORMS: type[Backend] = MemoryBackend

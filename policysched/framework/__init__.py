@@ -1,0 +1,1 @@
+"""The scheduling framework engine: extension-point runner, queue, scheduling cycle."""

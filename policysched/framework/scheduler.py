@@ -1,0 +1,422 @@
+"""The scheduling cycle, top-down: one pod from the queue to a bound node.
+
+``Scheduler.schedule_one`` reads like kube-scheduler's ScheduleOne:
+
+1. pop the best pending pod; build its ``CycleState`` against a cache snapshot;
+2. preFilter → filter (with node sampling) → postFilter (preemption) when nothing fits;
+3. preScore → score → pick the highest total (ties at random);
+4. assume the pod on the node in the cache; reserve; permit (allow / deny / wait);
+5. the binding cycle: preBind (patches) → bind → postBind.
+
+Any failure after the assumption rolls back (unreserve in reverse order, forget the
+assumption) and hands the pod back to the queue: a pod is always in exactly one place —
+queue, waiting room, or bound — never lost, never bound twice. The engine does not know its
+backend: events come in through ``sync()``, effects go out through the ``Backend`` calls.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..cache.cache import Cache, Snapshot
+from ..cache.node_info import NodeInfo
+from ..cache.objects import ObjectError, PodInfo
+from ..cluster.backend import Backend, BindError, ClusterEvent
+from ..policy.model import ExtensionPoint
+from . import messages
+from .preemption import preempt
+from .queue import QueuedPod, SchedulingQueue
+from .runner import CycleState, Framework
+from .status import Code, Status, error, unschedulable
+from .waiting import WaitingPod, WaitingRoom
+
+MIN_FEASIBLE_NODES = 100
+MIN_FEASIBLE_PERCENTAGE = 5
+PREFILTER_EXCLUDED = "node is filtered out by the prefilter result"
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    percentage_of_nodes_to_score: int = 0  # 0: kube-scheduler's adaptive percentage
+    initial_backoff: float = 1.0
+    max_backoff: float = 10.0
+    seed: int = 0  # tie-breaking between equal scores
+
+
+@dataclass
+class PodRecord:
+    """What happened to one pod, for ``simulate`` and metrics."""
+
+    key: str
+    attempts: int = 0
+    node: str | None = None
+    bound_at: float | None = None
+    message: str | None = None
+    first_seen: float | None = None
+
+
+@dataclass
+class Decision:
+    """The outcome of choosing a node: a node name, or a failure status and its message.
+    ``scores`` keeps per-rule detail for ``explain``."""
+
+    node: str | None
+    status: Status
+    message: str = ""
+    statuses: dict[str, Status] = field(default_factory=dict)
+    scores: dict[str, list[tuple[float, float, int]]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
+
+
+class Scheduler:
+    def __init__(self, backend: Backend, profiles: Mapping[str, Framework],
+                 settings: EngineSettings | None = None) -> None:
+        self.backend = backend
+        self.clock = backend.clock
+        self.profiles = dict(profiles)
+        self.settings = settings or EngineSettings()
+        self.cache = Cache()
+        self.waiting = WaitingRoom()
+        self.counters: dict[str, float] = {}
+        self.records: dict[str, PodRecord] = {}
+        self.unserved: dict[str, str] = {}  # pending pods no profile serves → message
+        self.rng = random.Random(self.settings.seed)
+        self._next_start_node = 0
+        sorter = next(iter(self.profiles.values()), None)
+        uses_keys = sorter is not None and sorter.queue_sort is not None and all(
+            not getattr(r, "less", None)
+            for r in sorter.queue_sort.policy.rules_for(ExtensionPoint.QUEUE_SORT))
+        self.queue = SchedulingQueue(
+            self.clock.now,
+            less=None if sorter is None or uses_keys else
+            (lambda a, b: sorter.less(a, b, int(self.clock.now()))),
+            sort_key=(lambda p: sorter.sort_key(p, int(self.clock.now())))
+            if sorter is not None and uses_keys else None,
+            pre_enqueue=self._gate,
+            initial_backoff=self.settings.initial_backoff,
+            max_backoff=self.settings.max_backoff,
+        )
+
+    # -- source → cache and queue ----------------------------------------------------------
+
+    def sync(self) -> int:
+        """Apply the backend's pending events; returns how many there were."""
+        events = self.backend.drain_events()
+        for event in events:
+            self._apply(event)
+        if events:
+            self._recheck_waiting()
+        return len(events)
+
+    def _apply(self, event: ClusterEvent) -> None:
+        try:
+            change = self.cache.apply(event)
+        except ObjectError as e:
+            self.unserved[str(event.obj.get("metadata", {}).get("name", "?"))] = str(e)
+            return
+        if event.resource == "Node":
+            self.queue.move_all(f"Node{event.kind.title()}")
+            return
+        if event.resource != "Pod":
+            return
+        pod = change.pod
+        key = change.old_pod.key if pod is None and change.old_pod else (pod.key if pod else "")
+        if event.kind == "DELETED" or pod is None:
+            self.queue.delete(key)
+            waiting = self.waiting.remove(key)
+            if waiting is not None:
+                self._roll_back(waiting.fwk, waiting.state, waiting.node)
+            self.waiting.forget_pod(key)
+            self.queue.move_all("PodDelete")
+            return
+        if pod.node_name or pod.terminated:
+            if key in self.queue and key not in self.queue.in_flight():
+                self.queue.delete(key)
+            return
+        if pod.scheduler_name not in self.profiles:
+            self.unserved[key] = messages.PROFILE_UNKNOWN.format(pod=key,
+                                                                 name=pod.scheduler_name)
+            return
+        if self.cache.is_assumed(pod) or key in self.waiting:
+            return
+        record = self.records.setdefault(key, PodRecord(key))
+        if record.first_seen is None:
+            record.first_seen = self.clock.now()
+        if key in self.queue:
+            old = change.old_pod
+            self.queue.update(pod, spec_changed=old is None or old.obj.get("spec") != pod.obj.get(
+                "spec"))
+        else:
+            self.queue.add(pod)
+
+    def _gate(self, pod: PodInfo) -> str | None:
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None or not fwk.has_rules(ExtensionPoint.PRE_ENQUEUE):
+            return None
+        return fwk.pre_enqueue(self.cycle_state(pod, self.cache.snapshot()))
+
+    def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
+        return CycleState(pod, int(self.clock.now()), snapshot.pod_views, snapshot.node_views)
+
+    # -- the scheduling cycle ----------------------------------------------------------------
+
+    def schedule_one(self) -> bool:
+        """Schedule the next pod of the queue; False when the queue had none ready."""
+        qp = self.queue.pop()
+        if qp is None:
+            return False
+        pod = self.cache.pod(qp.key) or qp.pod
+        if pod.node_name or self.cache.is_assumed(pod):
+            self.queue.done(qp.key)  # bound meanwhile (by us or another scheduler)
+            return True
+        fwk = self.profiles[pod.scheduler_name]
+        record = self.records.setdefault(pod.key, PodRecord(pod.key))
+        record.attempts += 1
+        snapshot = self.cache.snapshot()
+        state = self.cycle_state(pod, snapshot)
+
+        decision = self.decide(fwk, state, snapshot)
+        if decision.node is None:
+            self._fail(qp, decision.status, decision.message)
+            return True
+        node = snapshot.node(decision.node)
+        assert node is not None
+        self.cache.assume(pod, node.name)
+
+        status = fwk.run_reserve(state, node, self.counters)
+        if not status.is_success:
+            self._roll_back(fwk, state, node.name)
+            self._fail(qp, status, self._rejection_message(status))
+            return True
+
+        status, gangs = fwk.run_permit(state, node)
+        if status.is_rejection or status.code is Code.ERROR:
+            self._roll_back(fwk, state, node.name)
+            self._fail(qp, status, self._rejection_message(status))
+            return True
+        if status.code is Code.WAIT:
+            self._wait(qp, fwk, state, node, status, gangs)
+            return True
+        self._binding_cycle(qp, fwk, state, node)
+        return True
+
+    def decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
+        """preFilter → filter → postFilter → score: the node for the pod, or why none."""
+        nodes = snapshot.nodes
+        total = len(nodes)
+        status, names = fwk.run_pre_filter(state)
+        if status.code is Code.ERROR:
+            return Decision(None, status, status.message)
+        if not status.is_success:
+            return Decision(None, status, messages.fit_error(
+                total, (), pre_filter_message=status.message))
+        if total == 0:
+            return Decision(None, unschedulable("", messages.NO_NODES), messages.NO_NODES)
+        statuses: dict[str, Status] = {}
+        candidates = nodes
+        if names is not None:
+            candidates = [n for n in nodes if n.name in names]
+            for n in nodes:
+                if n.name not in names:
+                    statuses[n.name] = unschedulable("", PREFILTER_EXCLUDED, unresolvable=True)
+        feasible, failure = self._find_feasible(fwk, state, candidates, statuses)
+        if failure is not None:
+            return Decision(None, failure, failure.message, statuses)
+        if not feasible:
+            return self._no_fit(fwk, state, nodes, statuses)
+        if len(feasible) == 1:
+            return Decision(feasible[0].name, Status(), statuses=statuses)
+        status = fwk.run_pre_score(state)
+        if not status.is_success:
+            return Decision(None, status, status.message, statuses)
+        status, totals, detail = fwk.run_score(state, feasible)
+        if not status.is_success:
+            return Decision(None, status, status.message, statuses)
+        chosen = self._select_host(feasible, totals)
+        return Decision(chosen, Status(), statuses=statuses, scores=detail,
+                        totals={n.name: t for n, t in zip(feasible, totals, strict=True)})
+
+    def _find_feasible(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
+                       statuses: dict[str, Status]) -> tuple[list[NodeInfo], Status | None]:
+        """Filter nodes round-robin from where the last cycle stopped, until enough are
+        feasible (kube-scheduler's numFeasibleNodesToFind)."""
+        if not nodes:
+            return [], None
+        wanted = self._feasible_nodes_to_find(len(nodes))
+        start = self._next_start_node % len(nodes)
+        feasible: list[NodeInfo] = []
+        processed = 0
+        for i in range(len(nodes)):
+            node = nodes[(start + i) % len(nodes)]
+            processed += 1
+            status = fwk.run_filter(state, node)
+            if status.is_success:
+                feasible.append(node)
+                if len(feasible) >= wanted:
+                    break
+            elif status.code is Code.ERROR:
+                return [], status
+            else:
+                statuses[node.name] = status
+        self._next_start_node = (start + processed) % len(nodes)
+        return feasible, None
+
+    def _feasible_nodes_to_find(self, count: int) -> int:
+        if count < MIN_FEASIBLE_NODES:
+            return count
+        percentage = self.settings.percentage_of_nodes_to_score
+        if percentage <= 0:
+            percentage = max(50 - count // 125, MIN_FEASIBLE_PERCENTAGE)
+        return max(count * percentage // 100, MIN_FEASIBLE_NODES)
+
+    def _no_fit(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
+                statuses: dict[str, Status]) -> Decision:
+        """No feasible node: try preemption, then describe the failure as kube does."""
+        reasons = [r for s in statuses.values() for r in s.reasons]
+        result = preempt(fwk, state, nodes, statuses)
+        if result.status is not None:
+            return Decision(None, result.status, result.status.message, statuses)
+        if result.candidate is not None:
+            pod = state.pod
+            for victim in result.candidate.victims:
+                self.backend.evict(victim, messages.PREEMPTED.format(
+                    uid=pod.uid, node=result.candidate.node))
+            self.backend.set_nominated_node(pod, result.candidate.node)
+        status = unschedulable("", messages.fit_error(len(nodes), reasons))
+        return Decision(None, status, messages.fit_error(
+            len(nodes), reasons, post_filter_message=result.message), statuses)
+
+    def _select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
+        """The highest total; among equals, one chosen uniformly at random."""
+        best = max(totals)
+        tied = [n.name for n, t in zip(nodes, totals, strict=True) if t == best]
+        return tied[0] if len(tied) == 1 else self.rng.choice(tied)
+
+    # -- permit waiting -------------------------------------------------------------------------
+
+    def _wait(self, qp: QueuedPod, fwk: Framework, state: CycleState, node: NodeInfo,
+              status: Status, gangs: list[tuple[Any, str, int]]) -> None:
+        now = self.clock.now()
+        timeout = float(status.timeout or 0)
+        waiting = WaitingPod(qp, fwk, state, node.name, now + timeout, timeout,
+                             groups={group: minimum for _, group, minimum in gangs},
+                             rule_wait=bool(status.reasons), reason=status.message)
+        self.waiting.add(waiting)
+        self._release_ready()
+
+    def _recheck_waiting(self) -> None:
+        """Re-evaluate ``onFalse: Wait`` rules (the cluster or clock moved) and time-outs."""
+        for waiting in list(self.waiting.pods.values()):
+            if waiting.rule_wait:
+                node = self.cache.snapshot().node(waiting.node)
+                if node is not None and waiting.fwk.waiting_rules_pass(waiting.state, node):
+                    waiting.rule_wait = False
+        self._expire_waiting()
+        self._release_ready()
+
+    def _release_ready(self) -> None:
+        for waiting in list(self.waiting.pods.values()):
+            if waiting.key in self.waiting and self.waiting.ready(waiting):
+                self.waiting.remove(waiting.key)
+                node = self.cache.snapshot().node(waiting.node)
+                if node is None:
+                    self._roll_back(waiting.fwk, waiting.state, waiting.node)
+                    self._fail(waiting.qp, error("", messages.BIND_FAILED.format(
+                        reason=f"node {waiting.node} is gone")), "")
+                    continue
+                self._binding_cycle(waiting.qp, waiting.fwk, waiting.state, node,
+                                    groups=tuple(waiting.groups))
+
+    def _expire_waiting(self) -> None:
+        now = self.clock.now()
+        for waiting in self.waiting.expired(now):
+            rejected = [waiting]
+            for group in waiting.groups:  # a gang is rejected together
+                rejected += [w for w in self.waiting.members(group) if w is not waiting]
+            for pod in rejected:
+                if self.waiting.remove(pod.key) is None:
+                    continue
+                self._roll_back(pod.fwk, pod.state, pod.node)
+                reason = messages.PERMIT_TIMEOUT.format(seconds=pod.timeout)
+                if pod is not waiting and waiting.groups:
+                    reason = messages.PERMIT_GROUP_REJECTED.format(
+                        group=", ".join(waiting.groups), reason=reason)
+                status = unschedulable(waiting.state.pod.key, reason)
+                self._fail(pod.qp, status, self._rejection_message(status))
+
+    def next_wakeup(self) -> float | None:
+        """The earliest time something becomes due (queue timers, permit time-outs)."""
+        times = [t for t in (self.queue.next_wakeup(), self.waiting.next_deadline())
+                 if t is not None]
+        return min(times, default=None)
+
+    def advance(self) -> None:
+        """Time moved: release due queue timers and expire permit waits."""
+        self.queue.flush()
+        self._recheck_waiting()
+
+    # -- the binding cycle ------------------------------------------------------------------
+
+    def _binding_cycle(self, qp: QueuedPod, fwk: Framework, state: CycleState,
+                       node: NodeInfo, groups: tuple[str, ...] = ()) -> None:
+        pod = state.pod
+        status, labels, annotations = fwk.run_pre_bind(state, node)
+        if status.is_success and (labels or annotations):
+            self.backend.patch_pod_metadata(pod, labels, annotations)
+        target = node.name
+        if status.is_success:
+            status, target = fwk.bind_target(state, node)
+        if status.is_success:
+            try:
+                self.backend.bind(pod, target)
+            except BindError as e:
+                status = error("", messages.BIND_FAILED.format(reason=e))
+        if not status.is_success:
+            self._roll_back(fwk, state, node.name)
+            self._fail(qp, status, self._rejection_message(status))
+            return
+        self.cache.finish_binding(pod)
+        self.waiting.record_bound(None, groups, pod.key)
+        for note in fwk.run_post_bind(state, node):
+            self.backend.record_event(pod, "Normal", "PostBind", note)
+        self.backend.record_event(pod, "Normal", messages.EVENT_SCHEDULED,
+                                  messages.SCHEDULED.format(pod=pod.key, node=target))
+        self.queue.done(pod.key)
+        record = self.records.setdefault(pod.key, PodRecord(pod.key))
+        record.node, record.bound_at, record.message = target, self.clock.now(), None
+
+    # -- failures -----------------------------------------------------------------------------
+
+    def _roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
+        """Unreserve (reverse order) and forget the assumption."""
+        node = self.cache.snapshot().node(node_name)
+        if node is not None:
+            for note in fwk.run_unreserve(state, node, self.counters):
+                self.backend.record_event(state.pod, "Normal", "Unreserve", note)
+        if self.cache.is_assumed(state.pod):
+            self.cache.forget(state.pod)
+
+    @staticmethod
+    def _rejection_message(status: Status) -> str:
+        """A rejection after a node was chosen (reserve, permit, preBind, bind) reads as a
+        FitError over that one node, as in kube-scheduler."""
+        if status.code is Code.ERROR:
+            return status.message
+        return messages.fit_error(1, status.reasons)
+
+    def _fail(self, qp: QueuedPod, status: Status, message: str) -> None:
+        """kube-scheduler's handleSchedulingFailure: event, condition, requeue."""
+        pod = self.cache.pod(qp.key) or qp.pod
+        message = message or status.message
+        is_error = status.code is Code.ERROR
+        self.backend.record_event(pod, "Warning", messages.EVENT_FAILED_SCHEDULING, message)
+        self.backend.set_pod_condition(
+            pod, "False",
+            messages.CONDITION_SCHEDULER_ERROR if is_error else messages.CONDITION_UNSCHEDULABLE,
+            message)
+        self.queue.requeue(qp, retry_after=status.retry_after, error=is_error,
+                           unschedulable_by=[status.plugin] if status.plugin else None)
+        self.records.setdefault(qp.key, PodRecord(qp.key)).message = message

@@ -1,0 +1,91 @@
+"""A SchedulerConfiguration and a set of compiled policies → one ``Framework`` per profile.
+
+Without a configuration document, one profile ``policysched`` enables every loaded policy in
+load order. The built-in configuration is ``policies/scheduler-config.yaml`` beside the
+built-in policy library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .framework.runner import Framework, PolicyInstance
+from .framework.scheduler import EngineSettings
+from .policy import ExtensionPoint, Policy
+
+DEFAULT_SCHEDULER_NAME = "policysched"
+BUILTIN_POLICIES = Path(__file__).resolve().parent.parent / "policies"
+
+
+class ConfigurationError(ValueError):
+    """A configuration that names unknown policies or params, or is ambiguous."""
+
+
+def build_frameworks(policies: Sequence[Policy], configuration: Mapping[str, Any] | None
+                     ) -> tuple[dict[str, Framework], EngineSettings]:
+    spec = dict(configuration or {})
+    by_name = {p.name: p for p in policies}
+    profiles = spec.get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
+    frameworks: dict[str, Framework] = {}
+    for profile in profiles:
+        name = profile["schedulerName"]
+        if name in frameworks:
+            raise ConfigurationError(f"profile {name} is declared twice")
+        instances = _enabled(profile, policies, by_name)
+        frameworks[name] = Framework(name, instances, _queue_sort(name, profile, instances))
+    backoff = spec.get("backoff") or {}
+    settings = EngineSettings(
+        percentage_of_nodes_to_score=int(spec.get("percentageOfNodesToScore", 0)),
+        initial_backoff=float(backoff.get("initialSeconds", 1)),
+        max_backoff=float(backoff.get("maxSeconds", 10)),
+    )
+    return frameworks, settings
+
+
+def _enabled(profile: Mapping[str, Any], policies: Sequence[Policy],
+             by_name: Mapping[str, Policy]) -> list[PolicyInstance]:
+    selection = profile.get("policies")
+    if selection is None:
+        return [PolicyInstance(p, dict(p.params)) for p in policies]
+    enabled = selection.get("enabled") or []
+    disabled = {d["name"] for d in selection.get("disabled") or []}
+    out: list[PolicyInstance] = []
+    listed: set[str] = set()
+    for entry in enabled:
+        policy = by_name.get(entry["name"])
+        if policy is None:
+            raise ConfigurationError(
+                f"profile {profile['schedulerName']} enables unknown policy {entry['name']}")
+        overrides = entry.get("params") or {}
+        unknown = sorted(set(overrides) - set(policy.params))
+        if unknown:
+            raise ConfigurationError(
+                f"profile {profile['schedulerName']} sets params {', '.join(unknown)} that "
+                f"policy {policy.name} does not declare")
+        out.append(PolicyInstance(policy, {**policy.params, **overrides},
+                                  int(entry.get("weight", 1))))
+        listed.add(policy.name)
+    if "*" not in disabled:
+        out += [PolicyInstance(p, dict(p.params)) for p in policies
+                if p.name not in listed and p.name not in disabled]
+    return out
+
+
+def _queue_sort(name: str, profile: Mapping[str, Any],
+                instances: Sequence[PolicyInstance]) -> PolicyInstance | None:
+    sorters = [i for i in instances if i.policy.rules_for(ExtensionPoint.QUEUE_SORT)]
+    chosen = profile.get("queueSort")
+    if chosen:
+        match = [i for i in sorters if i.name == chosen]
+        if not match:
+            raise ConfigurationError(
+                f"profile {name}: queueSort policy {chosen} is not enabled or has no "
+                "queueSort rules")
+        return match[0]
+    if len(sorters) > 1:
+        raise ConfigurationError(
+            f"profile {name}: several enabled policies sort the queue "
+            f"({', '.join(i.name for i in sorters)}); choose one with queueSort")
+    return sorters[0] if sorters else None
