@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint conformance bench-cel clean
+.PHONY: demo test lint conformance bench-cel bench-engine clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/policysched validate policies/
+	$(BIN)/policysched simulate --cluster examples/demo-cluster.yaml
 
 lint: $(STAMP)
 	$(BIN)/ruff check policysched tests bench
@@ -27,6 +28,9 @@ conformance: $(STAMP)
 
 bench-cel: $(STAMP)
 	$(BIN)/python bench/cel_micro.py
+
+bench-engine: $(STAMP)
+	$(BIN)/python bench/engine.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

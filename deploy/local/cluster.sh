@@ -111,6 +111,7 @@ cmd_build() {
   local t_all; t_all="$(now)"
   log "policysched local control plane: kubernetes $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION ($("$GO" env GOVERSION), -p $GO_BUILD_JOBS, nice $GO_NICE)"
   log "cache: $CACHE"
+  local built=0
 
   # --- kube-apiserver + kube-scheduler
   if [[ -x "$KUBE_BIN_DIR/kube-apiserver" && -x "$KUBE_BIN_DIR/kube-scheduler" ]]; then
@@ -133,7 +134,7 @@ cmd_build() {
       go_build "$HERE/kube" "$tmp" "-s -w$ldf" "./cmd/$b"
       done_step "$(du -h "$tmp/$b" | cut -f1)"
     done
-    rm -rf "$KUBE_BIN_DIR"; mv "$tmp" "$KUBE_BIN_DIR"
+    rm -rf "$KUBE_BIN_DIR"; mv "$tmp" "$KUBE_BIN_DIR"; built=1
   fi
 
   # --- etcd
@@ -146,9 +147,10 @@ cmd_build() {
     done_step
     local sha; sha="$(mod_info "$HERE/etcd" go.etcd.io/etcd/server/v3 "$ETCD_VERSION" Hash)"
     step "go build etcd ($ETCD_VERSION)"
-    go_build "$HERE/etcd" "$tmp" "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${sha:0:9}" .
+    # (the proxy's .info for etcd carries no commit; fall back to the module version)
+    go_build "$HERE/etcd" "$tmp" "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${sha:-$ETCD_VERSION}" .
     done_step "$(du -h "$tmp/etcd" | cut -f1)"
-    rm -rf "$ETCD_BIN_DIR"; mv "$tmp" "$ETCD_BIN_DIR"
+    rm -rf "$ETCD_BIN_DIR"; mv "$tmp" "$ETCD_BIN_DIR"; built=1
   fi
 
   # --- kwok (a `tool` of the kwok wrapper module: built from sigs.k8s.io/kwok/cmd/kwok
@@ -163,9 +165,10 @@ cmd_build() {
     step "go build kwok ($KWOK_VERSION)"
     go_build "$HERE/kwok" "$tmp" "-s -w" sigs.k8s.io/kwok/cmd/kwok
     done_step "$(du -h "$tmp/kwok" | cut -f1)"
-    rm -rf "$KWOK_BIN_DIR"; mv "$tmp" "$KWOK_BIN_DIR"
+    rm -rf "$KWOK_BIN_DIR"; mv "$tmp" "$KWOK_BIN_DIR"; built=1
   fi
 
+  if ((built == 0)); then log "build: all binaries cached ($(elapsed "$t_all"))"; return 0; fi
   log "build: done in $(elapsed "$t_all"); cache size: $(du -sh "$CACHE" 2>/dev/null | cut -f1)" \
     "(modules $(du -sh "$CACHE/gomod" 2>/dev/null | cut -f1), build cache $(du -sh "$CACHE/gocache" 2>/dev/null | cut -f1), binaries $(du -sh "$CACHE/bin" 2>/dev/null | cut -f1))"
 }
@@ -413,6 +416,13 @@ EOF
 
   step "start kube-apiserver $KUBE_VERSION"
   local pki="$CLUSTER_DIR/pki"
+  # There is no kube-controller-manager, hence:
+  #  - ServiceAccount admission off (nothing creates the `default` ServiceAccount);
+  #  - TaintNodesByCondition admission off (it puts node.kubernetes.io/not-ready:NoSchedule
+  #    on every new Node, and only the node-lifecycle controller would ever remove it);
+  #  - endpoint reconciler off (it would try to publish 127.0.0.1 as the `kubernetes`
+  #    Service endpoint, which validation rejects for loopback addresses).
+  # APF and the inflight limits are off so benchmark clients are never throttled.
   start_daemon kube-apiserver "$(bin_path kube-apiserver)" \
     --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
     --bind-address 127.0.0.1 \
@@ -429,7 +439,7 @@ EOF
     --service-account-signing-key-file "$pki/sa.key" \
     --service-cluster-ip-range 10.0.0.0/24 \
     --allow-privileged=true \
-    --disable-admission-plugins ServiceAccount \
+    --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
     --endpoint-reconciler-type none \
     --enable-priority-and-fairness=false \
     --max-requests-inflight 0 \
@@ -452,8 +462,8 @@ EOF
 
   step "create $nodes fake nodes (4 CPU, 32Gi, 110 pods, zones a/b/c)"
   if ((nodes > 0)); then
-    CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" create-nodes "$nodes"
-    CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" wait-nodes-ready "$nodes" --timeout $((60 + nodes / 20))
+    CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" create-nodes "$nodes" >&2
+    CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" wait-nodes-ready "$nodes" --timeout $((60 + nodes / 20)) >&2
   fi
   done_step
 

@@ -184,6 +184,8 @@ def smoke(api: Api, timeout: float) -> None:
         )
         if not node_ready(node):
             raise SystemExit(f"node {md['name']} not Ready")
+        if node["spec"].get("taints"):
+            raise SystemExit(f"node {md['name']} has taints {node['spec']['taints']}")
     n0, n1 = nodes[0]["metadata"]["name"], nodes[-1]["metadata"]["name"]
 
     # 1. Pod created with spec.nodeName already set.

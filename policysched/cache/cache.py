@@ -16,6 +16,7 @@ Not thread-safe: the engine applies events and takes snapshots from one thread.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,16 +51,19 @@ class Snapshot:
 
     generation: int
     nodes: list[NodeInfo]
-    _by_name: dict[str, NodeInfo] = field(init=False, repr=False)
+    index: Mapping[str, int] = field(default_factory=dict, repr=False)  # name -> position
+    pending: Callable[[], list[PodInfo]] = field(default=list, repr=False)
     _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
     _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._by_name = {n.name: n for n in self.nodes}
+        if not self.index and self.nodes:
+            self.index = {n.name: i for i, n in enumerate(self.nodes)}
 
     def node(self, name: str) -> NodeInfo | None:
-        return self._by_name.get(name)
+        i = self.index.get(name)
+        return None if i is None else self.nodes[i]
 
     def pod_infos(self) -> list[PodInfo]:
         """Every pod counted on a node (bound or assumed), node by node."""
@@ -68,9 +72,11 @@ class Snapshot:
         return self._pod_infos
 
     def pod_views(self) -> list[dict[str, Any]]:
-        """The CEL ``pods`` list: the views of ``pod_infos()``."""
+        """The CEL ``pods`` list: every pod of the cluster — those counted on a node (bound
+        or assumed) node by node, then the pending ones (``nodeName`` "")."""
         if self._pod_views is None:
             self._pod_views = [v for n in self.nodes for v in n.pod_views]
+            self._pod_views += [p.view for p in self.pending()]
         return self._pod_views
 
     def node_views(self) -> list[dict[str, Any]]:
@@ -93,7 +99,8 @@ class Cache:
         self._binding_finished: set[str] = set()
         self._pod_groups: dict[str, PodGroupSpec] = {}
         self._snapshot: Snapshot | None = None
-        self._clones: dict[str, NodeInfo] = {}
+        self._dirty: set[str] = set()  # nodes changed since the last snapshot
+        self._restructured = False  # nodes added or deleted since the last snapshot
 
     # ------------------------------------------------------------------ events
 
@@ -110,6 +117,7 @@ class Cache:
                 self._pod_groups.pop(key, None)
             else:
                 self._pod_groups[key] = pod_group_spec(event.obj)
+            self._refresh_group(key)
             return CacheChange(event)
         raise CacheError(
             messages.UNSUPPORTED_EVENT.format(kind=event.kind, resource=event.resource)
@@ -123,7 +131,7 @@ class Cache:
             self._binding_finished.discard(key)
             self._unplace(key)
             return CacheChange(event, old_pod=old)
-        pod = pod_info(event.obj)
+        pod = pod_info(event.obj, self._pod_groups)
         key = pod.key
         old = self._pods.get(key)
         self._pods[key] = pod
@@ -147,24 +155,42 @@ class Cache:
             if gone is not None:
                 if gone.pods:
                     self._orphans[name] = dict(gone.pods)
+                self._restructured = True
                 self._changed()
             return CacheChange(event)
         info = self._nodes.get(object_name(event.obj))
         if info is not None:
             info.set_node(event.obj)
+            self._dirty.add(info.name)
         else:
             info = NodeInfo.of(event.obj)
             for pod in self._orphans.pop(info.name, {}).values():
                 info.add_pod(pod)
             self._nodes[info.name] = info
+            self._restructured = True
         self._changed()
         return CacheChange(event, node=info)
+
+    def _refresh_group(self, group_key: str) -> None:
+        """The PodGroup ``group_key`` changed: renew its pods' ``podGroup`` views."""
+        spec = self._pod_groups.get(group_key)
+        for key, pod in list(self._pods.items()):
+            if pod.group_key != group_key:
+                continue
+            pod = pod.with_pod_group(spec)
+            self._pods[key] = pod
+            assumed_node = self._assumed.get(key)
+            if assumed_node is not None:
+                self._place(pod.with_node(assumed_node), assumed_node)
+            elif key in self._placement:
+                self._place(pod, self._placement[key])
 
     # ------------------------------------------------------------------ assumptions
 
     def assume(self, pod: PodInfo, node_name: str) -> PodInfo:
         """Count ``pod`` on ``node_name`` before its bind returns; returns the assumed copy
-        (``nodeName`` set). Raises ``CacheError`` for an unknown, bound or assumed pod."""
+        (of the cache's latest object of the pod, with ``nodeName`` set). Raises
+        ``CacheError`` for an unknown, bound or assumed pod."""
         key = pod.key
         if key in self._assumed:
             raise CacheError(
@@ -175,7 +201,7 @@ class Cache:
             raise CacheError(messages.POD_UNKNOWN.format(key=key))
         if current.node_name:
             raise CacheError(messages.POD_ALREADY_BOUND.format(key=key, node=current.node_name))
-        assumed = pod.with_node(node_name)
+        assumed = current.with_node(node_name)
         self._assumed[key] = node_name
         self._place(assumed, node_name)
         return assumed
@@ -233,21 +259,32 @@ class Cache:
         return self._pod_groups.get(key)
 
     def snapshot(self) -> Snapshot:
-        """The cluster for one cycle; the same object until the cache changes. Nodes that
-        did not change since the previous snapshot are not copied again."""
-        if self._snapshot is not None and self._snapshot.generation == self.generation:
-            return self._snapshot
-        nodes = []
-        clones: dict[str, NodeInfo] = {}
-        for name, live in self._nodes.items():
-            clone = self._clones.get(name)
-            if clone is None or clone.generation != live.generation:
-                clone = live.clone()
-            clones[name] = clone
-            nodes.append(clone)
-        self._clones = clones
-        self._snapshot = Snapshot(self.generation, nodes)
-        return self._snapshot
+        """The cluster for one cycle; the same object until the cache changes. Only nodes
+        that changed since the previous snapshot are copied (the work is proportional to
+        the changes, except after nodes were added or deleted)."""
+        previous = self._snapshot
+        if previous is not None and previous.generation == self.generation:
+            return previous
+        if previous is None or self._restructured:
+            nodes = []
+            for name, live in self._nodes.items():
+                old = previous.node(name) if previous is not None else None
+                if old is None or old.generation != live.generation:
+                    old = live.clone()
+                nodes.append(old)
+            snapshot = Snapshot(self.generation, nodes, pending=self.pending_pods)
+        else:
+            nodes = list(previous.nodes)
+            for name in self._dirty:
+                i = previous.index.get(name)
+                changed = self._nodes.get(name)
+                if i is not None and changed and nodes[i].generation != changed.generation:
+                    nodes[i] = changed.clone()
+            snapshot = Snapshot(self.generation, nodes, previous.index, self.pending_pods)
+        self._dirty.clear()
+        self._restructured = False
+        self._snapshot = snapshot
+        return snapshot
 
     # ------------------------------------------------------------------ placement
 
@@ -257,6 +294,7 @@ class Cache:
         node = self._nodes.get(node_name)
         if node is not None:
             node.add_pod(pod)
+            self._dirty.add(node_name)
         else:
             self._orphans.setdefault(node_name, {})[pod.key] = pod
         self._placement[pod.key] = node_name
@@ -271,6 +309,7 @@ class Cache:
             counted = node.pods.get(key)
             if counted is not None:
                 node.remove_pod(counted)
+                self._dirty.add(node_name)
         else:
             orphans = self._orphans.get(node_name, {})
             orphans.pop(key, None)

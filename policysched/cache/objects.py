@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from ..cel.library.quantity import parse_quantity_milli, parse_quantity_value
@@ -50,6 +52,7 @@ class ObjectError(ValueError):
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 
 
+@lru_cache(maxsize=4096)
 def child_path(path: str, key: str | int) -> str:
     """``path`` extended by a key or index: ``spec.containers[0]``,
     ``metadata.labels["app.kubernetes.io/name"]``."""
@@ -61,7 +64,8 @@ def child_path(path: str, key: str | int) -> str:
     return f'{path}["{escaped}"]'
 
 
-def _kind_of(value: Any) -> str:
+def value_kind(value: Any) -> str:
+    """How messages name the JSON type of ``value``: "a string", "a list"…"""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -80,7 +84,8 @@ def _kind_of(value: Any) -> str:
 
 
 def _wrong_type(path: str, expected: str, value: Any) -> ObjectError:
-    return ObjectError(path, messages.WRONG_TYPE.format(expected=expected, actual=_kind_of(value)))
+    actual = value_kind(value)
+    return ObjectError(path, messages.WRONG_TYPE.format(expected=expected, actual=actual))
 
 
 def _as_map(value: Any, path: str) -> dict[str, Any]:
@@ -92,7 +97,10 @@ def _as_map(value: Any, path: str) -> dict[str, Any]:
 
 
 def _get_map(parent: dict[str, Any], key: str, path: str) -> dict[str, Any]:
-    return _as_map(parent.get(key), child_path(path, key))
+    value = parent.get(key)
+    if type(value) is dict:
+        return value
+    return _as_map(value, child_path(path, key))
 
 
 def _get_list(parent: dict[str, Any], key: str, path: str) -> list[Any]:
@@ -140,11 +148,10 @@ def _get_bool(parent: dict[str, Any], key: str, path: str, default: bool = False
 
 
 def _get_string_map(parent: dict[str, Any], key: str, path: str) -> dict[str, str]:
-    here = child_path(path, key)
-    value = _as_map(parent.get(key), here)
+    value = _get_map(parent, key, path)
     for k, v in value.items():
-        if not isinstance(v, str):
-            raise _wrong_type(child_path(here, k), "a string", v)
+        if type(v) is not str:
+            raise _wrong_type(child_path(child_path(path, key), k), "a string", v)
     return value
 
 
@@ -205,30 +212,45 @@ def creation_timestamp(obj: dict[str, Any]) -> int | None:
 # --------------------------------------------------------------------------- resources
 
 
-def resource_amount(name: str, quantity: Any, path: str) -> int:
-    """One quantity as the cache counts it: cpu in millicores, others in base units
-    rounded up."""
-    if isinstance(quantity, bool) or not isinstance(quantity, str | int | float):
-        raise _wrong_type(path, "a quantity (string or number)", quantity)
-    try:
-        if name == CPU:
-            amount = parse_quantity_milli(quantity)
-        else:
-            value = parse_quantity_value(quantity)
-            amount = value if isinstance(value, int) else math.ceil(value)
-    except ValueError as e:
-        raise ObjectError(path, messages.BAD_QUANTITY.format(reason=e)) from None
+@lru_cache(maxsize=4096)
+def _amount(is_cpu: bool, quantity: str | int | float) -> int:
+    """The amount of one quantity, or ``ValueError`` with the reason (cached: clusters
+    repeat the same few quantities)."""
+    if is_cpu:
+        amount = parse_quantity_milli(quantity)
+    else:
+        value = parse_quantity_value(quantity)
+        amount = value if isinstance(value, int) else math.ceil(value)
     if amount < 0:
-        raise ObjectError(path, messages.NEGATIVE_QUANTITY.format(value=quantity))
+        raise ValueError(messages.NEGATIVE_QUANTITY.format(value=quantity))
     return amount
 
 
+def resource_amount(name: str, quantity: Any, path: str) -> int:
+    """One quantity as the cache counts it: cpu in millicores, others in base units
+    rounded up. ``path`` names the field in the ``ObjectError`` raised for a bad one."""
+    if type(quantity) not in (str, int, float):
+        raise _wrong_type(path, "a quantity (string or number)", quantity)
+    try:
+        return _amount(name == CPU, quantity)
+    except ValueError as e:
+        raise ObjectError(path, messages.BAD_QUANTITY.format(reason=e)) from None
+
+
 def _get_resources(parent: dict[str, Any], key: str, path: str) -> Resources:
-    here = child_path(path, key)
-    return {
-        name: resource_amount(name, quantity, child_path(here, name))
-        for name, quantity in _as_map(parent.get(key), here).items()
-    }
+    quantities = _get_map(parent, key, path)
+    if not quantities:
+        return {}
+    out = {}
+    for name, quantity in quantities.items():
+        if type(quantity) in (str, int, float):
+            try:
+                out[name] = _amount(name == CPU, quantity)
+                continue
+            except ValueError:
+                pass
+        resource_amount(name, quantity, child_path(child_path(path, key), name))  # raises
+    return out
 
 
 def _add_into(total: Resources, more: Resources) -> None:
@@ -351,6 +373,17 @@ class PodInfo:
     deleting: bool
     terminated: bool  # phase Succeeded or Failed: no longer uses its node
 
+    @property
+    def group_key(self) -> str | None:
+        """"namespace/name" of the pod's PodGroup, None for a pod of no group."""
+        return f"{self.namespace}/{self.group}" if self.group else None
+
+    def with_pod_group(self, spec: PodGroupSpec | None) -> PodInfo:
+        """A copy whose ``podGroup`` view reflects ``spec`` (None: the PodGroup is gone)."""
+        groups = {spec.key: spec} if spec else None
+        view = {**self.view, "podGroup": pod_group_view(self.namespace, self.group, groups)}
+        return replace(self, view=view)
+
     def with_node(self, node_name: str) -> PodInfo:
         """A copy bound to ``node_name`` (an assumed pod), sharing everything else."""
         spec = {**self.view["spec"], "nodeName": node_name}
@@ -392,7 +425,7 @@ def _tolerations(spec: dict[str, Any], path: str) -> list[dict[str, Any]]:
     return [
         {
             "key": _get_str(t, "key", p),
-            "operator": _get_str(t, "operator", p),  # "" means Equal
+            "operator": _get_str(t, "operator", p, "Equal"),
             "value": _get_str(t, "value", p),
             "effect": _get_str(t, "effect", p),
             "tolerationSeconds": _get_int(t, "tolerationSeconds", p),
@@ -416,12 +449,31 @@ def _owner_references(metadata: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _object_map(obj: Any) -> dict[str, Any]:
     if not isinstance(obj, dict):
-        raise ObjectError("", messages.OBJECT_NOT_MAPPING.format(actual=_kind_of(obj)))
+        raise ObjectError("", messages.OBJECT_NOT_MAPPING.format(actual=value_kind(obj)))
     return obj
 
 
-def pod_info(obj: dict[str, Any]) -> PodInfo:
-    """The ``PodInfo`` of a Pod object; raises ``ObjectError``."""
+def pod_group_view(
+    namespace: str, group: str | None, pod_groups: Mapping[str, PodGroupSpec] | None
+) -> dict[str, Any]:
+    """The CEL ``pod.podGroup`` of a pod of ``namespace`` labelled with ``group``: the
+    PodGroup's name, minMember and scheduleTimeoutSeconds (0 while the PodGroup object is
+    unknown); name "" for a pod of no group."""
+    if not group:
+        return {"name": "", "minMember": 0, "scheduleTimeoutSeconds": 0}
+    spec = pod_groups.get(f"{namespace}/{group}") if pod_groups else None
+    return {
+        "name": group,
+        "minMember": spec.min_member if spec else 0,
+        "scheduleTimeoutSeconds": (spec.schedule_timeout_seconds or 0) if spec else 0,
+    }
+
+
+def pod_info(
+    obj: dict[str, Any], pod_groups: Mapping[str, PodGroupSpec] | None = None
+) -> PodInfo:
+    """The ``PodInfo`` of a Pod object; ``pod_groups`` (by "namespace/name") fill
+    ``podGroup``. Raises ``ObjectError``."""
     obj = _object_map(obj)
     metadata = _get_map(obj, "metadata", "")
     spec = _get_map(obj, "spec", "")
@@ -456,6 +508,7 @@ def pod_info(obj: dict[str, Any]) -> PodInfo:
         "schedulerName": scheduler_name,
         "nodeName": node_name,
         "ownerReferences": _owner_references(metadata),
+        "podGroup": pod_group_view(namespace, labels.get(POD_GROUP_LABEL), pod_groups),
         "metadata": metadata,
         "spec": spec,
         "status": status,

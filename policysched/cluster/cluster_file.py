@@ -32,6 +32,7 @@ from ..cache.objects import (
     pod_group_spec,
     pod_info,
     priority_class_spec,
+    value_kind,
 )
 from ..policy.positions import FileText
 from ..policy.yaml_documents import parse_documents
@@ -140,7 +141,7 @@ def parse_cluster(text: str, source: str = "<cluster>") -> list[dict[str, Any]]:
             items = value.get("items")
             if items is not None and not isinstance(items, list):
                 entry = _Entry(value, number, None, line)
-                actual = type(items).__name__
+                actual = value_kind(items)
                 problems.append(entry.problem(messages.LIST_ITEMS_NOT_LIST.format(actual=actual)))
                 continue
             for i, item in enumerate(items or []):
@@ -151,8 +152,14 @@ def parse_cluster(text: str, source: str = "<cluster>") -> list[dict[str, Any]]:
     problems.extend(found)
     problems.extend(_complete(checked))
     if problems:
+        problems.sort(key=_file_order)
         raise ClusterFileError(source, problems)
     return [entry.obj for entry in checked]
+
+
+def _file_order(problem: ClusterFileProblem) -> tuple[int, int, int]:
+    item = -1 if problem.item is None else problem.item
+    return (problem.document or 0, item, problem.line or 0)
 
 
 def start_time(objects: Iterable[dict[str, Any]]) -> int:
@@ -182,7 +189,7 @@ def _check(entries: list[_Entry]) -> tuple[list[_Entry], list[ClusterFileProblem
     for entry in entries:
         obj = entry.obj
         if not isinstance(obj, dict):
-            actual = "a list" if isinstance(obj, list) else type(obj).__name__
+            actual = value_kind(obj)
             problems.append(entry.problem(messages.DOCUMENT_NOT_MAPPING.format(actual=actual)))
             continue
         kind = obj.get("kind")

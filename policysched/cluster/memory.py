@@ -130,18 +130,22 @@ def admit_priority(pod: dict[str, Any], classes: Mapping[str, PriorityClassSpec]
         spec["preemptionPolicy"] = chosen.preemption_policy
 
 
+_CONTAINERS = (dict, list)
+
+
 def copy_object(value: Any) -> Any:
     """A deep copy of JSON-like data (dicts, lists, scalars)."""
-    if isinstance(value, dict):
-        return {k: copy_object(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_object(v) for v in value]
+    if type(value) is dict:
+        return {k: copy_object(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if type(value) is list:
+        return [copy_object(v) if type(v) in _CONTAINERS else v for v in value]
     return value
 
 
 class MemoryBackend:
     """An in-process cluster of Nodes, Pods, PodGroups and PriorityClasses. Its initial
-    ``objects`` are delivered as ADDED events by the first ``drain_events()``.
+    ``objects`` are created in the order PriorityClasses, Nodes, PodGroups, Pods (given
+    order within each) and delivered as ADDED events by the first ``drain_events()``.
     Thread-safe."""
 
     def __init__(self, objects: Iterable[dict[str, Any]] = (), clock: Clock | None = None) -> None:
@@ -155,8 +159,8 @@ class MemoryBackend:
         self.bindings: list[RecordedBinding] = []
         self.evictions: list[RecordedEviction] = []
         initial = list(objects)
-        for obj in sorted(initial, key=_admitted_later):
-            self.add_object(obj)
+        for obj in sorted(initial, key=_creation_order):
+            self._create(copy_object(obj), None)
 
     @property
     def clock(self) -> Clock:
@@ -252,7 +256,11 @@ class MemoryBackend:
         stored. Raises ``ObjectError`` for a malformed object and ``BackendError`` for an
         unsupported kind or an existing name."""
         with self._lock:
-            obj = copy_object(obj)
+            return copy_object(self._create(copy_object(obj), at))
+
+    def _create(self, obj: dict[str, Any], at: float | None) -> dict[str, Any]:
+        """``add_object`` on an object the backend owns; returns the stored object."""
+        with self._lock:
             kind = self._kind(obj)
             key = self._key(kind, obj)
             if key in self._store[kind]:
@@ -260,17 +268,19 @@ class MemoryBackend:
             metadata = obj.setdefault("metadata", {})
             if kind in NAMESPACED:
                 metadata.setdefault("namespace", DEFAULT_NAMESPACE)
-            metadata.setdefault("uid", str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{key}")))
+            serial = next(self._serial)
+            # deterministic, and different for an object recreated under the same name
+            metadata.setdefault("uid", str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{key}/{serial}")))
             if not metadata.get("creationTimestamp"):
                 metadata["creationTimestamp"] = format_timestamp(
                     self._now() if at is None else at
                 )
             self._admit(kind, obj)
-            metadata["resourceVersion"] = str(next(self._serial))
+            metadata["resourceVersion"] = str(serial)
             self._store[kind][key] = obj
             if kind != PRIORITY_CLASS:
                 self._pending.append(ClusterEvent("ADDED", _resource(kind), copy_object(obj)))
-            return copy_object(obj)
+            return obj
 
     def update_object(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Replace an existing object (keeping its uid and creationTimestamp), as a PUT
@@ -420,9 +430,14 @@ def _resource(kind: str) -> Resource:
     return cast(Resource, kind)
 
 
-def _admitted_later(obj: Any) -> bool:
-    """PriorityClasses first: pods created with the cluster may name them."""
-    return not (isinstance(obj, dict) and obj.get("kind") == PRIORITY_CLASS)
+_CREATION_ORDER = {PRIORITY_CLASS: 0, NODE: 1, POD_GROUP: 2}
+
+
+def _creation_order(obj: Any) -> int:
+    """PriorityClasses first (pods may name them), then nodes and pod groups, then pods:
+    the engine sees a pod after what it refers to."""
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    return _CREATION_ORDER.get(kind, 3) if isinstance(kind, str) else 3
 
 
 if TYPE_CHECKING:  # MemoryBackend implements the contract

@@ -1,0 +1,316 @@
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from policysched.cache import Cache, CacheError, ObjectError
+from policysched.cache.objects import PodInfo
+from policysched.cluster.backend import ClusterEvent
+
+from .objects_builder import make_node, make_pod
+
+FIXTURE = Path(__file__).parent / "fixtures" / "cluster.yaml"
+
+
+def _objects() -> list[dict[str, Any]]:
+    return [o for o in yaml.safe_load_all(FIXTURE.read_text()) if o]
+
+
+def _event(kind: Any, obj: dict[str, Any]) -> ClusterEvent:
+    return ClusterEvent(kind, obj["kind"], copy.deepcopy(obj))
+
+
+def _loaded() -> Cache:
+    cache = Cache()
+    for obj in _objects():
+        cache.apply(_event("ADDED", obj))
+    return cache
+
+
+def _pod_obj(name: str) -> dict[str, Any]:
+    return next(o for o in _objects() if o["metadata"]["name"] == name)
+
+
+def _bound(obj: dict[str, Any], node: str) -> dict[str, Any]:
+    obj = copy.deepcopy(obj)
+    obj["spec"]["nodeName"] = node
+    return obj
+
+
+def _pending(cache: Cache) -> PodInfo:
+    pod = cache.pod("default/pending")
+    assert pod is not None
+    return pod
+
+
+def test_bound_pods_of_every_scheduler_count_and_pending_pods_do_not() -> None:
+    cache = _loaded()
+    snapshot = cache.snapshot()
+    assert [n.name for n in snapshot.nodes] == ["node-a", "node-b", "node-c"]
+    a, b, c = (snapshot.node(n) for n in ("node-a", "node-b", "node-c"))
+    assert a is not None and b is not None and c is not None
+    assert a.requested == {"cpu": 1000, "memory": 2**30, "pods": 1}
+    assert b.requested["cpu"] == 500  # another scheduler's pod still uses node-b
+    assert c.requested == {"cpu": 0, "memory": 0, "pods": 0}
+    assert [p.key for p in cache.pending_pods()] == ["default/pending"]
+    assert {p.name for p in snapshot.pod_infos()} == {"running-a", "other-scheduler-b"}
+    # the CEL `pods` list holds every pod: counted ones, then the pending ones
+    assert [v["name"] for v in snapshot.pod_views()][-1] == "pending"
+    assert {v["name"] for v in snapshot.pod_views()} == {"running-a", "other-scheduler-b",
+                                                        "pending"}
+    assert [v["name"] for v in snapshot.node_views()] == ["node-a", "node-b", "node-c"]
+    assert snapshot.node("node-late") is None
+
+
+def test_a_pod_on_an_unknown_node_is_counted_when_the_node_appears() -> None:
+    cache = _loaded()
+    assert cache.counted_node("default/early") == "node-late"
+    cache.apply(_event("ADDED", make_node("node-late")))
+    late = cache.snapshot().node("node-late")
+    assert late is not None and late.requested["cpu"] == 100 and late.pod_count == 1
+    assert [n.name for n in cache.snapshot().nodes][-1] == "node-late"
+
+
+def test_deleting_a_node_keeps_its_pods() -> None:
+    cache = _loaded()
+    node_a = next(o for o in _objects() if o["metadata"]["name"] == "node-a")
+    cache.apply(_event("DELETED", node_a))
+    assert cache.snapshot().node("node-a") is None
+    assert cache.pod("default/running-a") is not None
+    assert cache.counted_node("default/running-a") == "node-a"
+    assert "running-a" not in {v["name"] for v in cache.snapshot().pod_views()}
+    cache.apply(_event("ADDED", node_a))
+    again = cache.snapshot().node("node-a")
+    assert again is not None and again.requested["cpu"] == 1000
+
+
+def test_assume_counts_the_pod_before_the_bind_and_forget_undoes_it() -> None:
+    cache = _loaded()
+    pod = _pending(cache)
+    assumed = cache.assume(pod, "node-c")
+    assert assumed.node_name == "node-c" and assumed.view["nodeName"] == "node-c"
+    assert cache.is_assumed(pod)
+    node = cache.snapshot().node("node-c")
+    assert node is not None and node.requested["cpu"] == 250 and node.pod_views == [assumed.view]
+    assert cache.pending_pods() == []
+    assert "pending" in {v["name"] for v in cache.snapshot().pod_views()}
+    cache.forget(pod)
+    node = cache.snapshot().node("node-c")
+    assert node is not None and node.requested["cpu"] == 0 and node.pod_count == 0
+    assert not cache.is_assumed(pod)
+    assert [p.key for p in cache.pending_pods()] == ["default/pending"]
+
+
+@pytest.mark.parametrize("finish_first", [True, False])
+def test_the_bound_event_confirms_an_assumed_pod_without_double_counting(
+    finish_first: bool,
+) -> None:
+    cache = _loaded()
+    pod = _pending(cache)
+    cache.assume(pod, "node-c")
+    if finish_first:
+        cache.finish_binding(pod)
+        assert cache.binding_finished(pod)
+    cache.apply(_event("MODIFIED", _bound(_pod_obj("pending"), "node-c")))
+    if not finish_first:
+        cache.finish_binding(pod)  # after the confirmation: nothing left to do
+    assert not cache.is_assumed(pod) and not cache.binding_finished(pod)
+    node = cache.snapshot().node("node-c")
+    assert node is not None and node.requested["cpu"] == 250 and node.pod_count == 1
+    assert node.pods["default/pending"] is cache.pod("default/pending")
+    with pytest.raises(CacheError):
+        cache.forget(pod)
+
+
+def test_a_pod_bound_elsewhere_than_assumed_moves() -> None:
+    cache = _loaded()
+    pod = _pending(cache)
+    cache.assume(pod, "node-c")
+    cache.apply(_event("MODIFIED", _bound(_pod_obj("pending"), "node-b")))
+    snapshot = cache.snapshot()
+    c, b = snapshot.node("node-c"), snapshot.node("node-b")
+    assert c is not None and b is not None
+    assert c.pod_count == 0 and b.pod_count == 2 and b.requested["cpu"] == 750
+
+
+def test_an_update_of_an_assumed_pod_before_its_bind_keeps_it_assumed() -> None:
+    cache = _loaded()
+    pod = _pending(cache)
+    cache.assume(pod, "node-c")
+    patched = _pod_obj("pending")
+    patched["metadata"]["labels"] = {"stamp": "yes"}
+    cache.apply(_event("MODIFIED", patched))
+    assert cache.is_assumed(pod)
+    node = cache.snapshot().node("node-c")
+    assert node is not None and node.pod_count == 1 and node.requested["cpu"] == 250
+    assert node.pod_views[0]["labels"] == {"stamp": "yes"}
+    assert node.pod_views[0]["nodeName"] == "node-c"
+    current = cache.pod("default/pending")
+    assert current is not None and current.node_name == ""  # the object itself is unbound
+
+
+def test_deleting_an_assumed_pod_releases_its_node() -> None:
+    cache = _loaded()
+    pod = _pending(cache)
+    cache.assume(pod, "node-c")
+    change = cache.apply(_event("DELETED", _pod_obj("pending")))
+    assert change.old_pod is pod and change.pod is None
+    assert not cache.is_assumed(pod) and cache.pod("default/pending") is None
+    node = cache.snapshot().node("node-c")
+    assert node is not None and node.pod_count == 0
+
+
+def test_assume_refuses_unknown_bound_and_assumed_pods() -> None:
+    cache = _loaded()
+    pod = _pending(cache)
+    cache.assume(pod, "node-c")
+    with pytest.raises(CacheError, match="already assumed"):
+        cache.assume(pod, "node-a")
+    running = cache.pod("default/running-a")
+    assert running is not None
+    with pytest.raises(CacheError, match="already assigned"):
+        cache.assume(running, "node-c")
+    from policysched.cache.objects import pod_info
+
+    with pytest.raises(CacheError, match="not in the cache"):
+        cache.assume(pod_info(make_pod("ghost")), "node-c")
+    with pytest.raises(CacheError, match="not assumed"):
+        cache.forget(running)
+
+
+def test_finished_pods_stop_using_their_node() -> None:
+    cache = _loaded()
+    done = _pod_obj("running-a")
+    done["status"] = {"phase": "Succeeded"}
+    cache.apply(_event("MODIFIED", done))
+    node = cache.snapshot().node("node-a")
+    assert node is not None and node.pod_count == 0 and node.requested["cpu"] == 0
+    assert "default/running-a" not in {p.key for p in cache.pending_pods()}
+
+
+def test_snapshot_is_cached_until_the_cache_changes() -> None:
+    cache = _loaded()
+    first = cache.snapshot()
+    assert cache.snapshot() is first
+    assert first.pod_views() is first.pod_views() and first.node_views() is first.node_views()
+    old_c = first.node("node-c")
+    assert old_c is not None
+    cache.assume(_pending(cache), "node-c")
+    second = cache.snapshot()
+    assert second is not first
+    assert second.node("node-a") is first.node("node-a")  # unchanged nodes are not copied
+    assert second.node("node-c") is not old_c
+    assert old_c.pod_count == 0 and old_c.requested["cpu"] == 0  # the old snapshot holds
+    assert len(second.pod_infos()) == len(first.pod_infos()) + 1
+    assert len(second.pod_views()) == len(first.pod_views())  # pending → assumed
+
+
+def test_snapshot_nodes_are_copies_of_the_live_nodes() -> None:
+    cache = _loaded()
+    snapshot = cache.snapshot()
+    live = cache.node("node-a")
+    copy_a = snapshot.node("node-a")
+    assert live is not None and copy_a is not None and live is not copy_a
+    assert copy_a.view == live.view and copy_a.view["requested"] is not live.view["requested"]
+
+
+def test_pod_groups_fill_the_pod_group_view_of_their_pods() -> None:
+    cache = _loaded()
+    labelled = _bound(_pod_obj("running-a"), "node-a")
+    labelled["metadata"]["labels"] = {"scheduling.x-k8s.io/pod-group": "g"}
+    cache.apply(_event("MODIFIED", labelled))
+    pending = make_pod("member", labels={"scheduling.x-k8s.io/pod-group": "g"})
+    cache.apply(_event("ADDED", pending))
+    member = cache.pod("default/member")
+    assert member is not None and member.view["podGroup"]["minMember"] == 0
+    group = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+             "metadata": {"name": "g", "namespace": "default"},
+             "spec": {"minMember": 2, "scheduleTimeoutSeconds": 10}}
+    cache.apply(_event("ADDED", group))
+    assert cache.pod_groups()["default/g"].min_member == 2
+    member = cache.pod("default/member")
+    assert member is not None
+    assert member.view["podGroup"] == {"name": "g", "minMember": 2, "scheduleTimeoutSeconds": 10}
+    node = cache.snapshot().node("node-a")
+    assert node is not None and node.pod_views[0]["podGroup"]["minMember"] == 2
+    assert node.requested["cpu"] == 1000 and node.pod_count == 1
+    cache.apply(_event("DELETED", group))
+    assert cache.pod_group("default/g") is None
+    member = cache.pod("default/member")
+    assert member is not None and member.view["podGroup"]["minMember"] == 0
+
+
+def test_a_malformed_object_is_refused_and_changes_nothing() -> None:
+    cache = _loaded()
+    generation = cache.generation
+    bad = _pod_obj("running-a")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1.5.3Gi"
+    with pytest.raises(ObjectError) as caught:
+        cache.apply(_event("MODIFIED", bad))
+    assert caught.value.field == "spec.containers[0].resources.requests.cpu"
+    assert cache.generation == generation
+    with pytest.raises(ObjectError):
+        cache.apply(_event("MODIFIED", {"kind": "Node", "metadata": {"name": "node-a"},
+                                        "spec": {"unschedulable": "no"}}))
+    assert cache.generation == generation
+
+
+def test_apply_reports_what_changed() -> None:
+    cache = _loaded()
+    before = cache.pod("default/pending")
+    change = cache.apply(_event("MODIFIED", _bound(_pod_obj("pending"), "node-a")))
+    assert change.old_pod is before and change.pod is cache.pod("default/pending")
+    assert change.pod is not None and change.pod.node_name == "node-a"
+    node_change = cache.apply(_event("MODIFIED", make_node("node-b", cpu="3")))
+    assert node_change.node is cache.node("node-b")
+    assert node_change.node is not None and node_change.node.free["cpu"] == 2500
+
+
+def test_incremental_snapshots_always_match_the_live_cache() -> None:
+    import random
+
+    rng = random.Random(11)
+    cache = Cache()
+    for i in range(6):
+        cache.apply(_event("ADDED", make_node(f"n{i}")))
+    pods = [make_pod(f"p{i}", cpu=f"{100 * (i % 5 + 1)}m", host_port=8000 + i % 3)
+            for i in range(30)]
+    for pod in pods:
+        cache.apply(_event("ADDED", pod))
+    nodes = [f"n{i}" for i in range(8)]
+    for _ in range(400):
+        op = rng.random()
+        obj = rng.choice(pods)
+        key = f"default/{obj['metadata']['name']}"
+        current = cache.pod(key)
+        if op < 0.3 and current is not None and not current.node_name and not \
+                cache.is_assumed(current):
+            cache.assume(current, rng.choice(nodes))
+        elif op < 0.4 and current is not None and cache.is_assumed(current):
+            cache.forget(current)
+        elif op < 0.55 and current is not None:
+            cache.apply(_event("MODIFIED", _bound(obj, rng.choice(nodes))))
+        elif op < 0.65:
+            cache.apply(_event("DELETED", obj))
+        elif op < 0.75 and current is None:
+            cache.apply(_event("ADDED", obj))
+        elif op < 0.85:
+            cache.apply(_event("MODIFIED" if cache.node(name := rng.choice(nodes)) else "ADDED",
+                               make_node(name, cpu=str(rng.randint(1, 8)))))
+        elif op < 0.9:
+            name = rng.choice(nodes)
+            if cache.node(name):
+                cache.apply(_event("DELETED", make_node(name)))
+        snapshot = cache.snapshot()
+        live = cache.nodes()
+        assert [n.name for n in snapshot.nodes] == [n.name for n in live]
+        for node in live:
+            copied = snapshot.node(node.name)
+            assert copied is not None and copied is not node
+            assert copied.view == node.view and list(copied.pods) == list(node.pods)
+        counted = {p.name for p in snapshot.pod_infos()}
+        assert counted == {k.split("/")[1] for n in live for k in n.pods}

@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policysched.cache.objects import parse_timestamp
+from policysched.cluster.cluster_file import (
+    ClusterFileError,
+    load_cluster_file,
+    parse_cluster,
+    start_time,
+)
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _by_name(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in objects}
+
+
+def test_a_valid_file_gives_its_objects_in_file_order() -> None:
+    objects = load_cluster_file(FIXTURES / "valid.yaml")
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("PriorityClass", "high"),
+        ("PriorityClass", "normal"),
+        ("Node", "node-a"),
+        ("Node", "node-b"),
+        ("Pod", "web-0"),
+        ("Pod", "urgent"),
+        ("Pod", "plain"),
+        ("Pod", "critical"),
+        ("PodGroup", "trio"),
+    ]
+
+
+def test_priority_classes_are_resolved() -> None:
+    pods = _by_name(load_cluster_file(FIXTURES / "valid.yaml"))
+    assert pods["urgent"]["spec"]["priority"] == 1000
+    assert pods["urgent"]["spec"]["preemptionPolicy"] == "Never"
+    assert pods["plain"]["spec"]["priority"] == 10  # the global default
+    assert pods["plain"]["spec"]["priorityClassName"] == "normal"
+    assert pods["critical"]["spec"]["priority"] == 2_000_001_000  # a built-in class
+
+
+def test_pods_without_a_creation_time_get_the_latest_of_the_file() -> None:
+    objects = load_cluster_file(FIXTURES / "valid.yaml")
+    latest = parse_timestamp("2024-01-01T00:05:00Z")
+    assert start_time(objects) == latest
+    pods = _by_name(objects)
+    assert pods["urgent"]["metadata"]["creationTimestamp"] == "2024-01-01T00:05:00Z"
+    assert pods["plain"]["metadata"]["creationTimestamp"] == "2024-01-01T00:01:00Z"
+    assert "creationTimestamp" not in pods["node-b"]["metadata"]  # only pods are filled
+
+
+def test_a_file_without_times_starts_at_zero() -> None:
+    objects = parse_cluster("kind: Pod\nmetadata: {name: p}\n")
+    assert start_time(objects) == 0
+    assert objects[0]["metadata"]["creationTimestamp"] == "1970-01-01T00:00:00Z"
+
+
+def test_every_problem_is_listed() -> None:
+    with pytest.raises(ClusterFileError) as caught:
+        parse_cluster((FIXTURES / "invalid.yaml").read_text(), "invalid.yaml")
+    expected = (FIXTURES / "invalid.expected.txt").read_text().rstrip("\n")
+    assert str(caught.value) == expected
+    assert len(caught.value.problems) == 11
+    first = caught.value.problems[0]
+    assert (first.document, first.kind, first.name, first.line) == (
+        2, "Pod", "default/web-1", 6)
+
+
+def test_the_quantity_error_names_document_object_and_field() -> None:
+    with pytest.raises(ClusterFileError) as caught:
+        load_cluster_file(FIXTURES / "invalid.yaml")
+    assert (
+        "document 2 (Pod default/web-1): spec.containers[0].resources.requests.cpu: "
+        "invalid quantity '1.5.3Gi'" in str(caught.value)
+    )
+
+
+def test_yaml_errors_are_reported_with_their_line() -> None:
+    with pytest.raises(ClusterFileError) as caught:
+        load_cluster_file(FIXTURES / "bad-yaml.yaml")
+    (problem,) = caught.value.problems
+    assert problem.line == 4 and str(problem).startswith("line 4: invalid YAML")
+
+
+def test_duplicates_are_per_kind_and_namespace() -> None:
+    text = """
+kind: Pod
+metadata: {name: web, namespace: a}
+---
+kind: Pod
+metadata: {name: web, namespace: b}
+---
+kind: PodGroup
+metadata: {name: web, namespace: a}
+---
+kind: Pod
+metadata: {name: web, namespace: a}
+"""
+    with pytest.raises(ClusterFileError) as caught:
+        parse_cluster(text)
+    assert [str(p) for p in caught.value.problems] == [
+        "document 4 (Pod a/web): duplicate Pod a/web (first defined in document 1)"
+    ]
+
+
+def test_two_global_defaults_are_refused() -> None:
+    text = """
+kind: PriorityClass
+metadata: {name: one}
+value: 1
+globalDefault: true
+---
+kind: PriorityClass
+metadata: {name: two}
+value: 2
+globalDefault: true
+"""
+    with pytest.raises(ClusterFileError, match='PriorityClass "one" is already the global'):
+        parse_cluster(text)
+
+
+def test_a_priority_that_contradicts_its_class_is_refused() -> None:
+    text = """
+kind: PriorityClass
+metadata: {name: one}
+value: 1
+---
+kind: Pod
+metadata: {name: p}
+spec: {priorityClassName: one, priority: 5}
+"""
+    with pytest.raises(ClusterFileError, match=r'spec.priority: 5 does not match PriorityClass'):
+        parse_cluster(text)
+
+
+def test_an_unreadable_file_is_a_cluster_file_error(tmp_path: Path) -> None:
+    with pytest.raises(ClusterFileError, match="cannot read the file: No such file"):
+        load_cluster_file(tmp_path / "missing.yaml")
