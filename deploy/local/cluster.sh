@@ -364,6 +364,9 @@ cmd_up() {
   cmd_build
   log "    done in $(elapsed "$t_build")"
 
+  # If any later step fails, stop whatever this `up` already started.
+  trap 'rc=$?; if ((rc != 0)); then log "up failed (exit $rc) — stopping what was started"; cmd_down; fi' EXIT
+
   step "prepare $CLUSTER_DIR (certs, token, ports)"
   mkdir -p "$CLUSTER_DIR"
   rm -rf "$CLUSTER_DIR/etcd-data" "$CLUSTER_DIR"/*.log "$CLUSTER_DIR"/*.pid "$CLUSTER_DIR/cluster.env"
@@ -467,6 +470,7 @@ EOF
   fi
   done_step
 
+  trap - EXIT
   log "up: cluster ready in $(elapsed "$t_up")"
   log "    export KUBECONFIG=$CLUSTER_DIR/kubeconfig      (or: source $CLUSTER_DIR/cluster.env)"
   log "    reference scheduler: $0 start-scheduler   (binary: $(bin_path kube-scheduler))"
@@ -478,6 +482,8 @@ cmd_start_scheduler() {
   step "start reference kube-scheduler $KUBE_VERSION"
   start_daemon kube-scheduler "$KUBE_SCHEDULER_BIN" \
     --config "$KUBE_SCHEDULER_CONFIG" \
+    --authentication-kubeconfig "$KUBECONFIG" \
+    --authorization-kubeconfig "$KUBECONFIG" \
     --bind-address 127.0.0.1 \
     --secure-port "$SCHEDULER_PORT" \
     "$@"
@@ -514,6 +520,7 @@ cmd_status() {
   done
   if [[ -f "$CLUSTER_DIR/cluster.env" ]]; then
     load_env
+    pid_of kube-apiserver >/dev/null || log "(not running; last run's settings:)"
     printf '%-15s %s\n' versions "kubernetes $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION"
     printf '%-15s %s\n' apiserver "$APISERVER_URL"
     printf '%-15s %s\n' etcd "$ETCD_URL"

@@ -82,7 +82,9 @@ class Api:
                 time.sleep(0.2)
         raise AssertionError("unreachable")
 
-    def must(self, method: str, path: str, body: object | None = None, ok=(200, 201)) -> dict:
+    def must(
+        self, method: str, path: str, body: object | None = None, ok: tuple[int, ...] = (200, 201)
+    ) -> dict:
         status, obj = self.call(method, path, body)
         if status not in ok:
             raise SystemExit(f"{method} {path}: HTTP {status}: {obj.get('message', obj)}")
@@ -142,7 +144,12 @@ def pod_body(name: str, node: str | None = None, scheduler: str | None = None) -
         spec["nodeName"] = node
     if scheduler:
         spec["schedulerName"] = scheduler
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
 
 
 def wait_pod(api: Api, name: str, timeout: float) -> dict:
@@ -153,7 +160,9 @@ def wait_pod(api: Api, name: str, timeout: float) -> dict:
         if pod.get("status", {}).get("phase") == "Running":
             return pod
         time.sleep(0.2)
-    raise SystemExit(f"pod {name} not Running after {timeout:.0f}s: {json.dumps(pod.get('status', {}))}")
+    raise SystemExit(
+        f"pod {name} not Running after {timeout:.0f}s: {json.dumps(pod.get('status', {}))}"
+    )
 
 
 def delete_pods(api: Api, names: list[str], timeout: float) -> None:
@@ -161,7 +170,9 @@ def delete_pods(api: Api, names: list[str], timeout: float) -> None:
         api.call("DELETE", f"/api/v1/namespaces/default/pods/{name}")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        left = [n for n in names if api.call("GET", f"/api/v1/namespaces/default/pods/{n}")[0] != 404]
+        left = [
+            n for n in names if api.call("GET", f"/api/v1/namespaces/default/pods/{n}")[0] != 404
+        ]
         if not left:
             print(f"  deleted test pods {names} (kwok finished graceful deletion)")
             return
@@ -175,12 +186,16 @@ def smoke(api: Api, timeout: float) -> None:
     if not nodes:
         raise SystemExit("no kwok nodes")
     for node in nodes:
-        md, st = node["metadata"], node["status"]
-        lease = api.must("GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{md['name']}")
+        md, alloc = node["metadata"], node["status"]["allocatable"]
+        lease = api.must(
+            "GET", f"/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/{md['name']}"
+        )
         print(
-            f"  node {md['name']}: Ready={node_ready(node)} zone={md['labels'].get('topology.kubernetes.io/zone')} "
-            f"cpu={st['allocatable']['cpu']} mem={st['allocatable']['memory']} pods={st['allocatable']['pods']} "
-            f"taints={node['spec'].get('taints', [])} lease.renewTime={lease['spec'].get('renewTime')}"
+            f"  node {md['name']}: Ready={node_ready(node)}"
+            f" zone={md['labels'].get('topology.kubernetes.io/zone')}"
+            f" cpu={alloc['cpu']} mem={alloc['memory']} pods={alloc['pods']}"
+            f" taints={node['spec'].get('taints', [])}"
+            f" lease.renewTime={lease['spec'].get('renewTime')}"
         )
         if not node_ready(node):
             raise SystemExit(f"node {md['name']} not Ready")
@@ -191,10 +206,15 @@ def smoke(api: Api, timeout: float) -> None:
     # 1. Pod created with spec.nodeName already set.
     api.must("POST", "/api/v1/namespaces/default/pods", pod_body("smoke-nodename", node=n0))
     pod = wait_pod(api, "smoke-nodename", timeout)
-    print(f"  pod smoke-nodename (spec.nodeName={n0}): phase={pod['status']['phase']} podIP={pod['status'].get('podIP')}")
+    print(
+        f"  pod smoke-nodename (spec.nodeName={n0}): phase={pod['status']['phase']}"
+        f" podIP={pod['status'].get('podIP')}"
+    )
 
     # 2. Pod left unscheduled (no scheduler has this name), then bound via pods/binding.
-    api.must("POST", "/api/v1/namespaces/default/pods", pod_body("smoke-binding", scheduler="nobody"))
+    api.must(
+        "POST", "/api/v1/namespaces/default/pods", pod_body("smoke-binding", scheduler="nobody")
+    )
     binding = {
         "apiVersion": "v1",
         "kind": "Binding",
@@ -204,7 +224,8 @@ def smoke(api: Api, timeout: float) -> None:
     api.must("POST", "/api/v1/namespaces/default/pods/smoke-binding/binding", binding)
     pod = wait_pod(api, "smoke-binding", timeout)
     print(
-        f"  pod smoke-binding (bound via pods/binding to {n1}): nodeName={pod['spec'].get('nodeName')} "
+        f"  pod smoke-binding (bound via pods/binding to {n1}):"
+        f" nodeName={pod['spec'].get('nodeName')} "
         f"phase={pod['status']['phase']} podIP={pod['status'].get('podIP')}"
     )
     delete_pods(api, ["smoke-nodename", "smoke-binding"], timeout)
@@ -215,14 +236,22 @@ def smoke_scheduler(api: Api, timeout: float) -> None:
     t0 = time.monotonic()
     api.must("POST", "/api/v1/namespaces/default/pods", pod_body("smoke-scheduler"))
     pod = wait_pod(api, "smoke-scheduler", timeout)
-    print(f"  pod smoke-scheduler scheduled by default-scheduler to {pod['spec'].get('nodeName')}: phase={pod['status']['phase']}")
+    print(
+        f"  pod smoke-scheduler scheduled by default-scheduler to {pod['spec'].get('nodeName')}:"
+        f" phase={pod['status']['phase']}"
+    )
     delete_pods(api, ["smoke-scheduler"], timeout)
     print(f"smoke-scheduler: OK ({time.monotonic() - t0:.1f}s)")
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--cluster-dir", default=os.environ.get("CLUSTER_DIR") or str(HERE.parent.parent / ".cluster"))
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--cluster-dir",
+        default=os.environ.get("CLUSTER_DIR") or str(HERE.parent.parent / ".cluster"),
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("create-nodes")
     c.add_argument("n", type=int)

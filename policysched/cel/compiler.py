@@ -55,6 +55,9 @@ def compile_tree(tree: ast.Node, env: Environment, types: Mapping[int, Type]) ->
         inner = evaluate
 
         def budgeted(act: Activation) -> Any:
+            if type(act) is dict:  # our own activations: no copy, the entry is reset each time
+                act[BUDGET_KEY] = [limit]
+                return inner(act)
             scoped = dict(act)
             scoped[BUDGET_KEY] = [limit]
             return inner(scoped)
@@ -255,9 +258,13 @@ class _Compiler:
             var = node.var
 
             def bind(act: Activation) -> Any:
-                inner = dict(act)
-                inner[var] = init(act)
-                return body(inner)
+                value = init(act)
+                inner, saved = _frame(act, var)
+                inner[var] = value
+                try:
+                    return body(inner)
+                finally:
+                    _restore(inner, saved)
 
             return bind
         if kind == "cel.block":
@@ -540,9 +547,12 @@ def _optional_map(target: Evaluator, var: str, body: Evaluator, flat: bool) -> E
             raise no_such_overload("optMap", opt)
         if not opt.has:
             return opt
-        inner = dict(act)
+        inner, saved = _frame(act, var)
         inner[var] = opt.value
-        result = body(inner)
+        try:
+            result = body(inner)
+        finally:
+            _restore(inner, saved)
         if flat:
             if type(result) is not OptionalValue:
                 raise no_such_overload("optFlatMap", result)
@@ -553,6 +563,39 @@ def _optional_map(target: Evaluator, var: str, body: Evaluator, flat: bool) -> E
 
 
 # -- comprehensions ----------------------------------------------------------------------
+
+
+_MISSING = object()
+
+
+def _frame(act: Activation, *names: str | None) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """The dict in which to bind ``names``: the activation itself when it is a dict (the
+    previous values are saved for ``_restore``: no copy per evaluation), else a copy."""
+    if isinstance(act, dict):
+        return act, [(n, act.get(n, _MISSING)) for n in names if n]
+    return dict(act), []
+
+
+def _restore(inner: dict[str, Any], saved: list[tuple[str, Any]]) -> None:
+    for name, value in saved:
+        if value is _MISSING:
+            inner.pop(name, None)
+        else:
+            inner[name] = value
+
+
+def _scoped(loop: Callable[[Activation, dict[str, Any]], Any], var: str,
+            var2: str | None) -> Evaluator:
+    """A comprehension whose variables are bound in the activation for its duration."""
+
+    def scoped(act: Activation) -> Any:
+        inner, saved = _frame(act, var, var2)
+        try:
+            return loop(act, inner)
+        finally:
+            _restore(inner, saved)
+
+    return scoped
 
 
 def _spend(act: Activation, n: int) -> None:
@@ -592,10 +635,9 @@ def _quantifier(want: bool) -> Builder:
     def build(target: Evaluator, var: str, var2: str | None, args: list[Evaluator]) -> Evaluator:
         (predicate,) = args
 
-        def quantifier(act: Activation) -> bool:
+        def quantifier(act: Activation, inner: dict[str, Any]) -> bool:
             items = _items(target(act), var2)
             _spend(act, len(items))
-            inner = dict(act)
             error: CelError | None = None
             for item in items:
                 _bind_item(inner, var, var2, item)
@@ -614,7 +656,7 @@ def _quantifier(want: bool) -> Builder:
                 raise error
             return not want
 
-        return quantifier
+        return _scoped(quantifier, var, var2)
 
     return build
 
@@ -623,10 +665,9 @@ def _exists_one(target: Evaluator, var: str, var2: str | None,
                 args: list[Evaluator]) -> Evaluator:
     (predicate,) = args
 
-    def exists_one(act: Activation) -> bool:
+    def exists_one(act: Activation, inner: dict[str, Any]) -> bool:
         items = _items(target(act), var2)
         _spend(act, len(items))
-        inner = dict(act)
         count = 0
         for item in items:
             _bind_item(inner, var, var2, item)
@@ -637,23 +678,22 @@ def _exists_one(target: Evaluator, var: str, var2: str | None,
                 raise no_such_overload("exists_one", result)
         return count == 1
 
-    return exists_one
+    return _scoped(exists_one, var, var2)
 
 
 def _map(target: Evaluator, var: str, var2: str | None, args: list[Evaluator]) -> Evaluator:
     (transform,) = args
 
-    def map_(act: Activation) -> list[Any]:
+    def map_(act: Activation, inner: dict[str, Any]) -> list[Any]:
         items = _items(target(act), var2)
         _spend(act, len(items))
-        inner = dict(act)
         out = []
         for item in items:
             _bind_item(inner, var, var2, item)
             out.append(transform(inner))
         return out
 
-    return map_
+    return _scoped(map_, var, var2)
 
 
 def _filter_then(keep_item: bool) -> Builder:
@@ -663,10 +703,9 @@ def _filter_then(keep_item: bool) -> Builder:
         predicate = args[0]
         transform = None if keep_item else args[1]
 
-        def filter_(act: Activation) -> list[Any]:
+        def filter_(act: Activation, inner: dict[str, Any]) -> list[Any]:
             items = _items(target(act), var2)
             _spend(act, len(items))
-            inner = dict(act)
             out = []
             for item in items:
                 _bind_item(inner, var, var2, item)
@@ -677,7 +716,7 @@ def _filter_then(keep_item: bool) -> Builder:
                     raise no_such_overload("filter", keep)
             return out
 
-        return filter_
+        return _scoped(filter_, var, var2)
 
     return build
 
@@ -690,11 +729,10 @@ def _transform(kind: str) -> Builder:
         predicate = args[0] if len(args) == 2 else None
         transform = args[-1]
 
-        def transform_(act: Activation) -> Any:
+        def transform_(act: Activation, inner: dict[str, Any]) -> Any:
             source = target(act)
             items = _items(source, var2 or "_")
             _spend(act, len(items))
-            inner = dict(act)
             out_list: list[Any] = []
             out_map: dict[Any, Any] = {}
             for item in items:
@@ -719,7 +757,7 @@ def _transform(kind: str) -> Builder:
                         out_map[k] = v
             return out_list if kind == ast.TRANSFORM_LIST else out_map
 
-        return transform_
+        return _scoped(transform_, var, var2)
 
     return build
 

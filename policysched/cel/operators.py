@@ -222,6 +222,8 @@ def contains(container: Any, item: Any) -> bool:
     """``item in container``."""
     t = type(container)
     if t is dict:
+        if type(item) is str:
+            return item in container
         return map_lookup(container, item)[0]
     if t is list or t is tuple:
         ti = type(item)

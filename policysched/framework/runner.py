@@ -306,23 +306,34 @@ class Framework:
 
     # -- filter -------------------------------------------------------------------------
 
-    def run_filter(self, state: CycleState, node: NodeInfo,
-                   rules: Sequence[tuple[PolicyInstance, Rule]] | None = None) -> Status:
-        """The first failing filter rule's status for ``node`` (Success when all pass)."""
-        act: dict[str, Any] | None = None
-        current: str | None = None
+    def filter_plan(self, state: CycleState,
+                    rules: Sequence[tuple[PolicyInstance, Rule]] | None = None
+                    ) -> list[tuple[FilterRule, dict[str, Any]]]:
+        """The filter rules that apply to this pod, each with its policy's pod-level
+        activation; computed once per cycle, then run on every node."""
+        plan = []
         for instance, rule in (self._by_point[ExtensionPoint.FILTER] if rules is None
                                else rules):
-            if not self.matches(state, instance):
-                continue
-            assert isinstance(rule, FilterRule) and rule.expression is not None
-            if instance.name != current:
-                base = state.base(instance)
-                act = dict(base)
+            if self.matches(state, instance):
+                assert isinstance(rule, FilterRule) and rule.expression is not None
+                plan.append((rule, state.base(instance)))
+        return plan
+
+    def run_filter(self, state: CycleState, node: NodeInfo,
+                   rules: Sequence[tuple[PolicyInstance, Rule]] | None = None,
+                   plan: list[tuple[FilterRule, dict[str, Any]]] | None = None) -> Status:
+        """The first failing filter rule's status for ``node`` (Success when all pass)."""
+        if plan is None:
+            plan = self.filter_plan(state, rules)
+        act: dict[str, Any] = {}
+        current: dict[str, Any] | None = None
+        for rule, base in plan:
+            if base is not current:  # next policy: its params, variables, ...
+                act.update(base)
                 act["node"] = node.view
                 act["nodePods"] = node.pod_views
-                current = instance.name
-            assert act is not None
+                current = base
+            assert rule.expression is not None
             try:
                 value = evaluate(rule, rule.expression, act)
             except RuleError as e:

@@ -85,20 +85,27 @@ class Scheduler:
         self.unserved: dict[str, str] = {}  # pending pods no profile serves → message
         self.rng = random.Random(self.settings.seed)
         self._next_start_node = 0
-        sorter = next(iter(self.profiles.values()), None)
-        uses_keys = sorter is not None and sorter.queue_sort is not None and all(
-            not getattr(r, "less", None)
-            for r in sorter.queue_sort.policy.rules_for(ExtensionPoint.QUEUE_SORT))
         self.queue = SchedulingQueue(
             self.clock.now,
-            less=None if sorter is None or uses_keys else
-            (lambda a, b: sorter.less(a, b, int(self.clock.now()))),
-            sort_key=(lambda p: sorter.sort_key(p, int(self.clock.now())))
-            if sorter is not None and uses_keys else None,
+            less=self._less,
             pre_enqueue=self._gate,
             initial_backoff=self.settings.initial_backoff,
             max_backoff=self.settings.max_backoff,
         )
+
+    def set_profiles(self, profiles: Mapping[str, Framework]) -> None:
+        """Swap the compiled policy set (hot reload), between scheduling cycles. Pods keep
+        their place in the queue; pods of a profile that no longer exists stay queued and
+        are reported when popped."""
+        self.profiles = dict(profiles)
+
+    def _less(self, a: PodInfo, b: PodInfo) -> bool:
+        """queueSort: every profile shares the first profile's queueSort, as in
+        kube-scheduler (which requires all profiles to use the same one)."""
+        sorter = next(iter(self.profiles.values()), None)
+        if sorter is None:
+            return (-a.priority, a.creation) < (-b.priority, b.creation)
+        return sorter.less(a, b, int(self.clock.now()))
 
     # -- source → cache and queue ----------------------------------------------------------
 
@@ -172,7 +179,11 @@ class Scheduler:
         if pod.node_name or self.cache.is_assumed(pod):
             self.queue.done(qp.key)  # bound meanwhile (by us or another scheduler)
             return True
-        fwk = self.profiles[pod.scheduler_name]
+        fwk = self.profiles.get(pod.scheduler_name)
+        if fwk is None:  # its profile went away with a policy reload: keep it queued
+            message = messages.PROFILE_UNKNOWN.format(pod=qp.key, name=pod.scheduler_name)
+            self._fail(qp, unschedulable("", message), message)
+            return True
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
         record.attempts += 1
         snapshot = self.cache.snapshot()
@@ -249,10 +260,11 @@ class Scheduler:
         start = self._next_start_node % len(nodes)
         feasible: list[NodeInfo] = []
         processed = 0
+        plan = fwk.filter_plan(state)
         for i in range(len(nodes)):
             node = nodes[(start + i) % len(nodes)]
             processed += 1
-            status = fwk.run_filter(state, node)
+            status = fwk.run_filter(state, node, plan=plan)
             if status.is_success:
                 feasible.append(node)
                 if len(feasible) >= wanted:

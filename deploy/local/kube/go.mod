@@ -1,5 +1,5 @@
 // Wrapper module: builds kube-apiserver and kube-scheduler from k8s.io/kubernetes v1.34.12
-// using the published staging modules (see deploy/local/cluster.sh pin-kube).
+// using the published staging modules (regenerate with: deploy/local/cluster.sh pin-kube vX.Y.Z).
 module policysched.local/kube
 
 go 1.25.0
