@@ -108,7 +108,7 @@ class _Variables(dict[str, Any]):
         if expression is None:
             raise KeyError(name)
         try:
-            value = expression.evaluate(self._base)
+            value = expression.evaluate(_resolve(self._base))
         except CelError as e:
             raise CelError(f"variable {name} of policy {self._policy}: {e.message}") from None
         self[name] = value
