@@ -19,8 +19,8 @@ successful renewal *started*, whatever the thread is doing. Other candidates onl
 replicas never both see ``is_leader()`` True (barring clock-rate drift).
 
 The run loop checks ``is_leader()`` before every cycle; ``LeaderOnlyBackend`` checks it
-before every bind (and every other write), so a replica that lost the Lease mid-cycle
-writes nothing.
+before every bind (and drops every other write), so a replica that lost the Lease
+mid-cycle writes nothing.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.leaderelectionrecord import LeaderElectionRecord
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
-from .cluster.backend import Backend, BackendError, BindError, ConditionStatus, EventType
+from .cluster.backend import Backend, BindError, ClusterEvent, ConditionStatus, EventType
 from .cluster.clock import Clock
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ JITTER_FACTOR: Final = 1.2  # client-go's JitterFactor; the library checks it as
 # User-visible texts.
 BAD_DURATIONS: Final = (
     "leaderElection: leaseDurationSeconds ({lease}) must be greater than "
-    "renewDeadlineSeconds ({renew}), which must be greater than {jitter} × "
+    "renewDeadlineSeconds ({renew}), which must be greater than {jitter} times "
     "retryPeriodSeconds ({retry})")
 NOT_LEADER: Final = "not the leader (lease {lease} is held by {holder})"
 UNKNOWN_HOLDER: Final = "another replica or nobody"
@@ -114,23 +114,24 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{secrets.token_hex(6)}"
 
 
-class _TimedCoordinationApi:
-    """The three Lease calls ``LeaseLock`` makes, on our API client, with a time-out."""
+class _TimedCoordinationApi(client.CoordinationV1Api):
+    """The Lease calls ``LeaseLock`` makes, on our API client, with a request time-out."""
 
     def __init__(self, api_client: Any, timeout: float) -> None:
-        self._api = client.CoordinationV1Api(api_client)
+        super().__init__(api_client)
         self._timeout = timeout
 
-    def read_namespaced_lease(self, name: str, namespace: str) -> Any:
-        return self._api.read_namespaced_lease(name, namespace, _request_timeout=self._timeout)
+    def read_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("_request_timeout", self._timeout)
+        return super().read_namespaced_lease(*args, **kwargs)
 
-    def create_namespaced_lease(self, namespace: str, body: Any) -> Any:
-        return self._api.create_namespaced_lease(namespace, body,
-                                                 _request_timeout=self._timeout)
+    def create_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("_request_timeout", self._timeout)
+        return super().create_namespaced_lease(*args, **kwargs)
 
-    def replace_namespaced_lease(self, name: str, namespace: str, body: Any) -> Any:
-        return self._api.replace_namespaced_lease(name, namespace, body,
-                                                  _request_timeout=self._timeout)
+    def replace_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("_request_timeout", self._timeout)
+        return super().replace_namespaced_lease(*args, **kwargs)
 
 
 def lease_lock(settings: LeaderElectionSettings, identity: str, api_client: Any) -> LeaseLock:
@@ -146,15 +147,15 @@ Callback = Callable[[], None]
 class LeaderElector:
     """Campaigns for the Lease in a daemon thread; ``is_leader()`` is safe from any thread.
 
-    After losing the Lease (not after ``stop()``) the elector campaigns again only with
-    ``rejoin=True``; by default it ends, as kube-scheduler exits on "leaderelection lost"
-    and lets its Deployment restart it with a fresh cache.
+    After losing the Lease (not after ``stop()``) the elector campaigns again, unless
+    ``rejoin=False``: then it ends, as kube-scheduler does (it exits on "leaderelection
+    lost" and lets its Deployment restart it with a fresh cache).
     """
 
     def __init__(self, settings: LeaderElectionSettings, lock: Any, *,
                  on_started_leading: Callback | None = None,
                  on_stopped_leading: Callback | None = None,
-                 rejoin: bool = False,
+                 rejoin: bool = True,
                  clock: Callable[[], float] = time.monotonic) -> None:
         settings.validate()
         self.settings = settings
@@ -299,52 +300,57 @@ class LeaderElector:
 
 
 class LeaderOnlyBackend:
-    """A ``Backend`` whose writes are refused unless ``is_leader()``: bind raises
-    ``BindError`` (the engine rolls the pod back and requeues it), other writes
-    ``BackendError``; events from the cluster still flow."""
+    """A ``Backend`` that writes only while ``is_leader()``: ``bind`` raises ``BindError``
+    (the engine rolls the pod back and requeues it); the other writes (evictions, patches,
+    conditions, events) are dropped, since the engine does not expect them to fail and the
+    new leader redoes them. Events from the cluster still flow."""
 
     def __init__(self, backend: Backend, is_leader: Callable[[], bool],
                  reason: Callable[[], str]) -> None:
         self.backend = backend
         self.is_leader = is_leader
         self.reason = reason
+        self.dropped = 0  # writes dropped because the Lease was not held
 
-    def _require(self, error: type[BackendError] = BackendError) -> None:
-        if not self.is_leader():
-            raise error(self.reason())
+    def _may_write(self) -> bool:
+        if self.is_leader():
+            return True
+        self.dropped += 1
+        return False
 
     @property
     def clock(self) -> Clock:
         return self.backend.clock
 
-    def drain_events(self) -> list[Any]:
+    def drain_events(self) -> list[ClusterEvent]:
         return self.backend.drain_events()
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
-        self._require(BindError)
+        if not self.is_leader():
+            raise BindError(self.reason())
         self.backend.bind(pod, node_name)
 
     def evict(self, pod: PodInfo, message: str) -> None:
-        self._require()
-        self.backend.evict(pod, message)
+        if self._may_write():
+            self.backend.evict(pod, message)
 
     def patch_pod_metadata(self, pod: PodInfo, labels: Mapping[str, str | None],
                            annotations: Mapping[str, str | None]) -> None:
-        self._require()
-        self.backend.patch_pod_metadata(pod, labels, annotations)
+        if self._may_write():
+            self.backend.patch_pod_metadata(pod, labels, annotations)
 
     def set_nominated_node(self, pod: PodInfo, node_name: str | None) -> None:
-        self._require()
-        self.backend.set_nominated_node(pod, node_name)
+        if self._may_write():
+            self.backend.set_nominated_node(pod, node_name)
 
     def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
-        if self.is_leader():  # an event is never worth failing a cycle for
+        if self._may_write():
             self.backend.record_event(pod, type, reason, message)
 
     def set_pod_condition(self, pod: PodInfo, status: ConditionStatus, reason: str,
                           message: str) -> None:
-        self._require()
-        self.backend.set_pod_condition(pod, status, reason, message)
+        if self._may_write():
+            self.backend.set_pod_condition(pod, status, reason, message)
 
     def pod_groups(self) -> dict[str, PodGroupSpec]:
         return self.backend.pod_groups()

@@ -138,15 +138,15 @@ class SchedulerMetrics:
 
     # -- policy reloads ---------------------------------------------------------------------
 
-    def on_reload_rejected(self) -> None:
-        self.reloads.labels(RELOAD_FAILURE).inc()
-
-    def on_reload_active(self, version: str, seconds: float | None) -> None:
-        """A policy set became active, ``seconds`` after its change was observed. None is
-        the initial load: not a reload, nothing to measure from; only the version is set."""
+    def on_reload(self, result: str, seconds: float | None = None) -> None:
+        """A reload ended with ``result`` (success, failure); ``seconds`` from the change
+        being observed to the new set being active, when known."""
+        self.reloads.labels(result).inc()
         if seconds is not None:
-            self.reloads.labels(RELOAD_SUCCESS).inc()
             self.reload_duration.observe(seconds)
+
+    def set_active_version(self, version: str) -> None:
+        """The policy set now active (the initial one included)."""
         with self._lock:
             if self._active_version is not None and self._active_version != version:
                 self.active_set.remove(self._active_version)

@@ -371,7 +371,8 @@ cmd_up() {
   mkdir -p "$CLUSTER_DIR"
   rm -rf "$CLUSTER_DIR/etcd-data" "$CLUSTER_DIR"/*.log "$CLUSTER_DIR"/*.pid "$CLUSTER_DIR/cluster.env"
   gen_pki
-  read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT SCHEDULER_PORT <<<"$(free_ports 5)"
+  read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT SCHEDULER_PORT <<<"$(free_ports 5 || true)"
+  [[ "${SCHEDULER_PORT:-}" =~ ^[0-9]+$ ]] || die "could not pick free loopback ports (is $PYTHON working?)"
   APISERVER_URL="https://127.0.0.1:$APISERVER_PORT"
   write_kubeconfig
   cat >"$CLUSTER_DIR/cluster.env" <<EOF

@@ -1,0 +1,1043 @@
+"""``KubeBackend``: the engine's ``Backend`` on a real Kubernetes API server.
+
+Reads: one informer thread per resource (Nodes, Pods, and PodGroups when the
+``scheduling.x-k8s.io/v1alpha1`` API is served) lists, then watches from the list's
+resourceVersion with bookmarks; a watch that expires (410 Gone) relists, and the relist is
+diffed against the informer's last known state so that no change — deletions included — is
+missed. Other failures reconnect with capped exponential backoff. Responses are read as raw
+JSON (never the client's model classes). Changes become ``ClusterEvent``s in one
+thread-safe queue: ``drain_events()`` returns them, ``wait_for_events()`` waits for them,
+``synced()`` says every initial list was delivered.
+
+Writes follow kube-scheduler: ``bind`` POSTs ``pods/binding`` with the pod's uid as a
+precondition; ``set_pod_condition`` and ``set_nominated_node`` patch the ``status``
+subresource (skipped when nothing changes); ``evict`` uses ``pods/eviction`` (a PDB refusal
+is an error; any other refusal falls back to marking and deleting the pod);
+``record_event`` writes ``events.k8s.io/v1`` Events from a background thread, with
+client-go's series aggregation. Requests are rate limited like client-go (token bucket,
+``qps``/``burst``; Events have a bucket of their own, as kube-scheduler's event client).
+
+Usage: ``backend = KubeBackend(api_client); backend.start()`` … ``backend.close()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import queue
+import random
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
+
+from ..cache.objects import (
+    DEFAULT_NAMESPACE,
+    ObjectError,
+    PodGroupSpec,
+    PodInfo,
+    format_timestamp,
+    pod_group_spec,
+)
+from . import kube_messages as km
+from . import messages
+from .backend import (
+    BackendError,
+    BindError,
+    ClusterEvent,
+    ConditionStatus,
+    EventKind,
+    EventType,
+    Resource,
+)
+from .clock import Clock, RealClock
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
+
+log = logging.getLogger(__name__)
+
+JSON = "application/json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+POD_SCHEDULED = "PodScheduled"
+PODGROUP_API = "/apis/scheduling.x-k8s.io/v1alpha1"
+
+LIST_PAGE_SIZE = 500
+REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds of an ordinary request
+LIST_TIMEOUT = (5.0, 120.0)
+WATCH_TIMEOUT_RANGE = (300, 600)  # server-side timeoutSeconds, random like client-go
+WATCH_READ_SLACK = 60.0  # client read timeout beyond the server's timeoutSeconds
+BACKOFF_INITIAL = 0.5
+BACKOFF_MAX = 30.0
+BACKOFF_RESET_AFTER = 60.0  # a watch that lived this long resets the backoff
+NOTE_LENGTH_LIMIT = 1024  # events.k8s.io/v1 note limit (bytes), as kube truncates it
+EVENT_QUEUE_SIZE = 4096
+EVENT_SERIES_FINISH = 360.0  # client-go finishTime: an isomorphic event older starts anew
+EVENT_SERIES_FLUSH = 30.0  # how often a grown series count is written
+EVENT_RETRIES = 3
+STATUS_RETRY_DELAYS = (0.01, 0.05, 0.25)  # kube's retry.DefaultBackoff for status patches
+
+
+# ------------------------------------------------------------------------------ errors
+
+
+class ApiError(Exception):
+    """A failed API request: ``status`` is the HTTP status (0: no response at all),
+    ``reason`` the Status reason (NotFound, Conflict…), ``causes`` its details."""
+
+    def __init__(self, status: int, message: str, reason: str = "",
+                 causes: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.reason = reason
+        self.causes = causes or []
+
+    @property
+    def uid_mismatch(self) -> bool:
+        """A 409/422 caused by our ``metadata.uid`` precondition: the pod was recreated."""
+        if self.status == 409 and "UID in precondition" in self.message:
+            return True
+        return self.status == 422 and any(c.get("field") == "metadata.uid" for c in self.causes)
+
+
+class _Expired(Exception):
+    """The watch's resourceVersion is too old (410 Gone): relist."""
+
+
+# ------------------------------------------------------------------------------ rate limit
+
+
+class TokenBucket:
+    """client-go's token-bucket rate limiter: ``qps`` tokens per second, at most ``burst``
+    saved; starts full. ``acquire()`` blocks until a token is free. qps <= 0: unlimited.
+    Thread-safe."""
+
+    def __init__(self, qps: float, burst: int,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.qps = float(qps)
+        self.burst = max(1, int(burst))
+        self._tokens = float(self.burst)
+        self._clock = clock
+        self._sleep = sleep
+        self._last = clock()
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Take a token; returns how long to wait before using it."""
+        if self.qps <= 0:
+            return 0.0
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1
+            return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+
+    def acquire(self) -> None:
+        delay = self.reserve()
+        if delay > 0:
+            self._sleep(delay)
+
+
+# ------------------------------------------------------------------------------ transport
+
+
+class Transport:
+    """Raw-JSON HTTP on an ``ApiClient``'s connection pool and credentials (its
+    configuration's host, TLS, and auth settings, refreshed per request). No model objects:
+    bodies are dicts in, dicts out."""
+
+    def __init__(self, api: ApiClient, limiter: TokenBucket) -> None:
+        self.api = api
+        self.limiter = limiter
+        self.host = str(api.configuration.host).rstrip("/")
+        self._pool = api.rest_client.pool_manager
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {str(k): str(v) for k, v in (self.api.default_headers or {}).items()}
+        headers["Accept"] = JSON
+        if content_type:
+            headers["Content-Type"] = content_type
+        for setting in (self.api.configuration.auth_settings() or {}).values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[str(setting["key"])] = str(setting["value"])
+        return headers
+
+    def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
+        url = self.host + path
+        if query:
+            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        return url
+
+    def open(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
+             body: Any = None, content_type: str | None = None,
+             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
+        """Send a request and return the urllib3 response, unread (for streaming). Raises
+        ``ApiError`` for an error status or no response."""
+        import urllib3
+
+        self.limiter.acquire()
+        data = None if body is None else json.dumps(body).encode()
+        if data is not None and content_type is None:
+            content_type = JSON
+        try:
+            response = self._pool.request(
+                method, self._url(path, query), body=data,
+                headers=self._headers(content_type), preload_content=False,
+                timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]))
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
+        if response.status >= 300:
+            try:
+                raw = response.data
+            except (urllib3.exceptions.HTTPError, OSError):
+                raw = b""
+            finally:
+                response.release_conn()
+            raise _status_error(method, path, response.status, raw)
+        return response
+
+    def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
+             body: Any = None, content_type: str | None = None,
+             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
+        """Send a request and return its decoded JSON body (None when empty)."""
+        import urllib3
+
+        response = self.open(method, path, query=query, body=body, content_type=content_type,
+                             timeout=timeout)
+        try:
+            raw = response.data
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
+        finally:
+            response.release_conn()
+        return json.loads(raw) if raw else None
+
+
+def _status_error(method: str, path: str, status: int, raw: bytes) -> ApiError:
+    """The ``ApiError`` of an error response (a ``Status`` object, or anything else)."""
+    try:
+        body = json.loads(raw) if raw else {}
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    message = str(body.get("message") or raw[:200].decode(errors="replace").strip()
+                  or km.API_STATUS.format(status=status))
+    details = body.get("details") if isinstance(body.get("details"), dict) else {}
+    causes = [c for c in (details or {}).get("causes") or [] if isinstance(c, dict)]
+    return ApiError(status, message, str(body.get("reason") or ""), causes)
+
+
+def _lines(response: Any) -> Iterator[list[bytes]]:
+    """The complete lines of a streamed response, one list per chunk received."""
+    pending = b""
+    for chunk in response.stream(65536, decode_content=True):
+        if not chunk:
+            continue
+        pending += chunk
+        if b"\n" not in pending:
+            continue
+        *complete, pending = pending.split(b"\n")
+        yield [line for line in complete if line.strip()]
+    if pending.strip():
+        yield [pending]
+
+
+# ------------------------------------------------------------------------------ informers
+
+
+@dataclass(frozen=True)
+class WatchedResource:
+    """One resource an informer lists and watches."""
+
+    resource: Resource
+    api_version: str
+    path: str  # the collection, e.g. /api/v1/pods or /api/v1/namespaces/ns/pods
+    namespaced: bool
+
+
+@dataclass
+class _Known:
+    resource_version: str
+    uid: str
+    obj: dict[str, Any]
+
+
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
+class Informer:
+    """List then watch one resource in a daemon thread, keeping the last known state of
+    every object and emitting what changed. Thread-safe reads: ``get``, ``items``."""
+
+    def __init__(self, transport: Transport, spec: WatchedResource,
+                 emit: Callable[[list[ClusterEvent]], None],
+                 wake_every: Callable[[], float] = lambda: random.uniform(*WATCH_TIMEOUT_RANGE)
+                 ) -> None:
+        self.transport = transport
+        self.spec = spec
+        self._emit = emit
+        self._watch_timeout = wake_every
+        self._state: dict[str, _Known] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._synced = threading.Event()
+        self._response: Any = None
+        self._thread: threading.Thread | None = None
+        self.relists = 0  # lists after the first (410 Gone, errors)
+        self.resource_version = ""
+
+    @property
+    def name(self) -> str:
+        return self.spec.resource
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"informer-{self.name}",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = 2.0) -> None:
+        self._stop.set()
+        self._interrupt()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    def _interrupt(self) -> None:
+        """Unblock a watch read in progress (the thread then sees the stop flag)."""
+        response = self._response
+        if response is None:
+            return
+        try:
+            shutdown = getattr(response, "shutdown", None)  # urllib3 >= 2.3
+            if shutdown is not None:
+                shutdown()
+            else:
+                response.close()
+        except Exception:  # the connection is going away anyway
+            pass
+
+    def synced(self) -> bool:
+        return self._synced.is_set()
+
+    def mark_synced(self) -> None:
+        self._synced.set()
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            known = self._state.get(key)
+        return None if known is None else known.obj
+
+    def items(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [k.obj for k in self._state.values()]
+
+    def __len__(self) -> int:
+        return len(self._state)
+
+    # -- the thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        backoff = _Backoff()
+        resource_version: str | None = None  # None: list first
+        while not self._stop.is_set():
+            try:
+                if resource_version is None:
+                    resource_version = self._list_and_replace()
+                    backoff.reset()
+                started = time.monotonic()
+                resource_version = self._watch(resource_version)
+                if time.monotonic() - started >= BACKOFF_RESET_AFTER:
+                    backoff.reset()
+            except _Expired:
+                log.info(km.LOG_WATCH_EXPIRED, self.name, resource_version)
+                resource_version = None
+            except ApiError as e:
+                if self._stop.is_set():
+                    break
+                if e.status == 410:
+                    log.info(km.LOG_WATCH_EXPIRED, self.name, resource_version)
+                    resource_version = None
+                    continue
+                delay = backoff.next()
+                template = km.LOG_LIST_FAILED if resource_version is None else km.LOG_WATCH_FAILED
+                log.warning(template, self.name, e, delay)
+                if e.status not in (0, 429, 500, 502, 503, 504):
+                    resource_version = None  # forbidden, not found…: start over with a list
+                self._stop.wait(delay)
+            except Exception:  # a bug must not end the informer silently
+                if self._stop.is_set():
+                    break
+                log.exception(km.LOG_INFORMER_CRASHED, self.name)
+                resource_version = None
+                self._stop.wait(backoff.next())
+
+    def _list(self) -> tuple[list[dict[str, Any]], str]:
+        """Every object (paged), and the list's resourceVersion."""
+        while True:
+            items: list[dict[str, Any]] = []
+            token: str | None = None
+            try:
+                while True:
+                    page = self.transport.call(
+                        "GET", self.spec.path,
+                        query={"limit": LIST_PAGE_SIZE, "continue": token},
+                        timeout=LIST_TIMEOUT) or {}
+                    items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
+                    metadata = page.get("metadata") or {}
+                    token = metadata.get("continue") or None
+                    if token is None:
+                        return items, str(metadata.get("resourceVersion") or "")
+                    if self._stop.is_set():
+                        raise ApiError(0, "stopped")
+            except ApiError as e:
+                if e.status != 410 or token is None:
+                    raise
+                # the continue token expired: list again from the start
+
+    def _list_and_replace(self) -> str:
+        items, resource_version = self._list()
+        events = self._replace(items)
+        if self._synced.is_set():
+            self.relists += 1
+        log.debug(km.LOG_LISTED, self.name, len(items), resource_version, len(events))
+        self.resource_version = resource_version
+        self._emit(events)
+        self._synced.set()
+        return resource_version
+
+    def _replace(self, items: list[dict[str, Any]]) -> list[ClusterEvent]:
+        """Install a full list; the events that turn the old state into it (deletions
+        first; a name reused by a new object is a deletion and an addition)."""
+        resource = self.spec.resource
+        state: dict[str, _Known] = {}
+        changes: list[ClusterEvent] = []
+        with self._lock:
+            old_state = self._state
+            for obj in items:
+                self._complete(obj)
+                key, known = self._known(obj)
+                state[key] = known
+                old = old_state.get(key)
+                if old is None:
+                    changes.append(ClusterEvent("ADDED", resource, obj))
+                elif old.uid != known.uid:
+                    changes.append(ClusterEvent("DELETED", resource, old.obj))
+                    changes.append(ClusterEvent("ADDED", resource, obj))
+                elif old.resource_version != known.resource_version:
+                    changes.append(ClusterEvent("MODIFIED", resource, obj))
+            deleted = [ClusterEvent("DELETED", resource, old.obj)
+                       for key, old in old_state.items() if key not in state]
+            self._state = state
+        return deleted + changes
+
+    def _watch(self, resource_version: str) -> str:
+        """Watch from ``resource_version`` until the server ends the watch; returns the
+        last resourceVersion seen. Raises ``_Expired`` or ``ApiError``."""
+        timeout = int(self._watch_timeout())
+        query = {"watch": "true", "resourceVersion": resource_version,
+                 "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
+        response = self.transport.open("GET", self.spec.path, query=query,
+                                       timeout=(REQUEST_TIMEOUT[0], timeout + WATCH_READ_SLACK))
+        self._response = response
+        try:
+            if self._stop.is_set():
+                return resource_version
+            for lines in _lines(response):
+                events: list[ClusterEvent] = []
+                try:
+                    for line in lines:
+                        resource_version = self._on_line(line, resource_version, events)
+                finally:
+                    if events:
+                        self._emit(events)
+                self.resource_version = resource_version
+        except _Expired:
+            raise
+        except Exception as e:
+            if self._stop.is_set():
+                return resource_version
+            if isinstance(e, ApiError):
+                raise
+            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
+        finally:
+            self._response = None
+            with contextlib.suppress(Exception):
+                response.release_conn()
+        return resource_version
+
+    def _on_line(self, line: bytes, resource_version: str,
+                 events: list[ClusterEvent]) -> str:
+        try:
+            event = json.loads(line)
+            kind = event["type"]
+            obj = event["object"]
+        except (ValueError, KeyError, TypeError):
+            log.warning(km.LOG_BAD_WATCH_LINE, self.name, line[:200])
+            return resource_version
+        if not isinstance(obj, dict):
+            return resource_version
+        if kind == "BOOKMARK":
+            return str(_metadata(obj).get("resourceVersion") or resource_version)
+        if kind == "ERROR":
+            code = obj.get("code")
+            if code == 410:
+                raise _Expired()
+            raise ApiError(int(code or 0), str(obj.get("message") or obj),
+                           str(obj.get("reason") or ""))
+        if kind not in ("ADDED", "MODIFIED", "DELETED"):
+            return resource_version
+        self._complete(obj)
+        key, known = self._known(obj)
+        resource = self.spec.resource
+        with self._lock:
+            old = self._state.get(key)
+            if kind == "DELETED":
+                self._state.pop(key, None)
+                events.append(ClusterEvent("DELETED", resource, obj))
+            else:
+                if old is not None and old.uid != known.uid:
+                    events.append(ClusterEvent("DELETED", resource, old.obj))
+                    old = None
+                self._state[key] = known
+                change: EventKind = "ADDED" if old is None else "MODIFIED"
+                events.append(ClusterEvent(change, resource, obj))
+        return known.resource_version or resource_version
+
+    def _complete(self, obj: dict[str, Any]) -> None:
+        """List items carry no kind/apiVersion: add them, as a watch event has them."""
+        obj.setdefault("kind", self.spec.resource)
+        obj.setdefault("apiVersion", self.spec.api_version)
+
+    def _known(self, obj: dict[str, Any]) -> tuple[str, _Known]:
+        metadata = _metadata(obj)
+        name = str(metadata.get("name") or "")
+        key = f"{metadata.get('namespace') or DEFAULT_NAMESPACE}/{name}" \
+            if self.spec.namespaced else name
+        return key, _Known(str(metadata.get("resourceVersion") or ""),
+                           str(metadata.get("uid") or ""), obj)
+
+
+class _Backoff:
+    """Capped exponential backoff with jitter (client-go's reflector: 0.8 s .. 30 s)."""
+
+    def __init__(self, initial: float = BACKOFF_INITIAL, cap: float = BACKOFF_MAX) -> None:
+        self.initial = initial
+        self.cap = cap
+        self._next = initial
+
+    def next(self) -> float:
+        delay = self._next * (1 + random.random() * 0.5)
+        self._next = min(self._next * 2, self.cap)
+        return min(delay, self.cap)
+
+    def reset(self) -> None:
+        self._next = self.initial
+
+
+# ------------------------------------------------------------------------------ events
+
+
+def micro_time(seconds: float) -> str:
+    """``metav1.MicroTime`` text: RFC 3339 in UTC with microseconds."""
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def truncate_note(note: str) -> str:
+    """kube-scheduler's truncateMessage: at most NOTE_LENGTH_LIMIT bytes, " ..." ending a
+    cut note."""
+    encoded = note.encode()
+    if len(encoded) <= NOTE_LENGTH_LIMIT:
+        return note
+    keep = NOTE_LENGTH_LIMIT - len(km.NOTE_TRUNCATED_SUFFIX)
+    return encoded[:keep].decode(errors="ignore") + km.NOTE_TRUNCATED_SUFFIX
+
+
+@dataclass
+class _Series:
+    """One recorded Event and its isomorphic repeats (client-go's eventCache entry)."""
+
+    body: dict[str, Any]
+    last_seen: float
+    count: int = 1
+    written_count: int = 1
+
+
+@dataclass(frozen=True)
+class _EventWrite:
+    series: _Series
+    create: bool  # True: POST the event; False: PATCH its series
+
+
+class EventRecorder:
+    """Writes Events from a daemon thread so that the scheduling loop never waits for them.
+    Isomorphic events (same type, action, reason, controller, regarding object) within
+    EVENT_SERIES_FINISH seconds become one Event with a ``series`` count, as client-go's
+    events broadcaster does. Failures are logged, never raised."""
+
+    def __init__(self, transport: Transport, clock: Clock, controller: str,
+                 instance: str) -> None:
+        self.transport = transport
+        self.clock = clock
+        self.controller = controller
+        self.instance = instance
+        self._series: dict[tuple[str, ...], _Series] = {}
+        self._lock = threading.Lock()
+        self._queue: queue.Queue[_EventWrite | None] = queue.Queue(EVENT_QUEUE_SIZE)
+        self._thread: threading.Thread | None = None
+        self.dropped = 0
+        self.written = 0
+        self.failed = 0
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
+        self._thread.start()
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Write what is queued (for at most ``timeout`` seconds), then stop."""
+        if self._thread is None:
+            return
+        with contextlib.suppress(queue.Full):
+            self._queue.put(None, timeout=timeout)
+        self._thread.join(timeout)
+        self._thread = None
+
+    def record(self, pod: PodInfo, type: EventType, reason: str, action: str,
+               note: str) -> None:
+        now = self.clock.now()
+        key = (type, action, reason, pod.namespace, pod.name, pod.uid)
+        with self._lock:
+            series = self._series.get(key)
+            if series is not None and now - series.last_seen > EVENT_SERIES_FINISH:
+                series = None
+            if series is None:
+                body = self._event(pod, type, reason, action, note, now)
+                series = self._series[key] = _Series(body, now)
+                write = _EventWrite(series, create=True)
+            else:
+                series.count += 1
+                series.last_seen = now
+                if series.count != 2:
+                    return  # written by the next flush
+                write = _EventWrite(series, create=False)
+            if len(self._series) > EVENT_QUEUE_SIZE:
+                self._expire(now)
+        self._put(write)
+
+    def _put(self, write: _EventWrite) -> None:
+        try:
+            self._queue.put_nowait(write)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped in (1, 10, 100) or self.dropped % 1000 == 0:
+                log.warning(km.LOG_EVENTS_DROPPED, self.dropped)
+
+    def _event(self, pod: PodInfo, type: str, reason: str, action: str, note: str,
+               now: float) -> dict[str, Any]:
+        name = f"{pod.name}.{time.time_ns():x}"
+        if len(name) > 253:
+            name = f"{pod.uid or pod.name[:200]}.{time.time_ns():x}"
+        regarding = {"apiVersion": "v1", "kind": "Pod", "namespace": pod.namespace,
+                     "name": pod.name, "uid": pod.uid}
+        resource_version = _metadata(pod.obj).get("resourceVersion")
+        if resource_version:
+            regarding["resourceVersion"] = str(resource_version)
+        return {
+            "apiVersion": "events.k8s.io/v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": pod.namespace},
+            "eventTime": micro_time(now),
+            "reportingController": self.controller,
+            "reportingInstance": self.instance,
+            "action": action,
+            "reason": reason,
+            "regarding": regarding,
+            "note": truncate_note(note),
+            "type": type,
+        }
+
+    def _expire(self, now: float) -> None:
+        for key in [k for k, s in self._series.items()
+                    if now - s.last_seen > EVENT_SERIES_FINISH]:
+            del self._series[key]
+
+    def _run(self) -> None:
+        next_flush = time.monotonic() + EVENT_SERIES_FLUSH
+        while True:
+            try:
+                write = self._queue.get(timeout=max(0.0, next_flush - time.monotonic()))
+            except queue.Empty:
+                write = _FLUSH
+            if write is None:  # close(): everything queued before it is written
+                self._flush()
+                return
+            if write is not _FLUSH:
+                self._write(write)
+            if time.monotonic() >= next_flush:
+                self._flush()
+                next_flush = time.monotonic() + EVENT_SERIES_FLUSH
+
+    def _flush(self) -> None:
+        """Write the series whose count grew since last written; forget finished ones."""
+        with self._lock:
+            grown = [s for s in self._series.values() if s.count > s.written_count]
+            self._expire(self.clock.now())
+        for series in grown:
+            self._write(_EventWrite(series, create=False))
+
+    def _write(self, write: _EventWrite) -> None:
+        series = write.series
+        with self._lock:
+            body = dict(series.body)
+            count = series.count
+            if count > 1:
+                body["series"] = {"count": count, "lastObservedTime": micro_time(series.last_seen)}
+        metadata = body["metadata"]
+        path = f"/apis/events.k8s.io/v1/namespaces/{metadata['namespace']}/events"
+        for attempt in range(EVENT_RETRIES):
+            try:
+                if write.create or count == 1:
+                    self.transport.call("POST", path, body=body)
+                else:
+                    try:
+                        self.transport.call(
+                            "PATCH", f"{path}/{metadata['name']}",
+                            body={"series": body["series"]}, content_type=STRATEGIC_MERGE_PATCH)
+                    except ApiError as e:
+                        if e.status != 404:
+                            raise
+                        self.transport.call("POST", path, body=body)  # it expired: anew
+                series.written_count = max(series.written_count, count)
+                self.written += 1
+                return
+            except ApiError as e:
+                if e.status == 409 and write.create:
+                    return  # the same name already exists: written before
+                retryable = e.status in (0, 429, 500, 502, 503, 504)
+                if not retryable or attempt == EVENT_RETRIES - 1:
+                    self.failed += 1
+                    regarding = body["regarding"]
+                    log.warning(km.LOG_EVENT_FAILED, body["type"], body["reason"],
+                                f"{regarding['namespace']}/{regarding['name']}", e)
+                    return
+                time.sleep(0.2 * (attempt + 1))
+
+
+_FLUSH = cast(_EventWrite, object())  # a queue marker: time to flush grown series
+
+
+# ------------------------------------------------------------------------------ backend
+
+
+@dataclass
+class BackendStats:
+    """Counters for tests and metrics."""
+
+    binds: int = 0
+    bind_errors: int = 0
+    condition_patches: int = 0
+    condition_skips: int = 0
+    started_at: float = 0.0
+    synced_at: float | None = None
+
+
+class KubeBackend:
+    """The ``Backend`` on a Kubernetes API server (see the module docstring). ``namespace``
+    restricts Pods and PodGroups to one namespace; Nodes are always cluster-wide.
+    ``start()`` starts the informers; ``close()`` stops them and flushes Events."""
+
+    def __init__(self, api: ApiClient, clock: Clock | None = None, qps: float = 50,
+                 burst: int = 100, namespace: str | None = None, *,
+                 reporting_controller: str = km.REPORTING_CONTROLLER,
+                 reporting_instance: str | None = None) -> None:
+        self._clock: Clock = clock if clock is not None else RealClock()
+        self.api = api
+        self.namespace = namespace
+        self.transport = Transport(api, TokenBucket(qps, burst))
+        instance = reporting_instance or km.REPORTING_INSTANCE.format(
+            controller=reporting_controller, hostname=socket.gethostname())
+        self.events = EventRecorder(Transport(api, TokenBucket(qps, burst)), self._clock,
+                                    reporting_controller, instance)
+        self.stats = BackendStats()
+        self._pending: list[ClusterEvent] = []
+        self._cond = threading.Condition()
+        self._woken = False
+        scope = f"/namespaces/{namespace}" if namespace else ""
+        self.nodes = Informer(self.transport, WatchedResource(
+            "Node", "v1", "/api/v1/nodes", namespaced=False), self._emit)
+        self.pods = Informer(self.transport, WatchedResource(
+            "Pod", "v1", f"/api/v1{scope}/pods", namespaced=True), self._emit)
+        self.pod_group_informer = Informer(self.transport, WatchedResource(
+            "PodGroup", "scheduling.x-k8s.io/v1alpha1", f"{PODGROUP_API}{scope}/podgroups",
+            namespaced=True), self._emit)
+        self._discovery: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._started = False
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the informers and the event writer (idempotent)."""
+        if self._started:
+            return
+        self._started = True
+        self.stats.started_at = time.monotonic()
+        self.events.start()
+        self.nodes.start()
+        self.pods.start()
+        self._discovery = threading.Thread(target=self._discover_pod_groups,
+                                           name="podgroup-discovery", daemon=True)
+        self._discovery.start()
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Stop watching and write the Events still queued (at most ``timeout`` s)."""
+        self._stop.set()
+        for informer in (self.nodes, self.pods, self.pod_group_informer):
+            informer.stop(timeout)
+        self.events.close(timeout)
+        self.wake()
+
+    def __enter__(self) -> KubeBackend:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _discover_pod_groups(self) -> None:
+        """Watch PodGroups only if the API serves them (the CRD is installed)."""
+        backoff = _Backoff()
+        while not self._stop.is_set():
+            try:
+                found = self.transport.call("GET", PODGROUP_API) or {}
+            except ApiError as e:
+                if e.status == 404:
+                    log.info(km.LOG_PODGROUPS_ABSENT)
+                    self.pod_group_informer.mark_synced()
+                    return
+                delay = backoff.next()
+                log.warning(km.LOG_DISCOVERY_FAILED, e, delay)
+                self._stop.wait(delay)
+                continue
+            if any(r.get("name") == "podgroups" for r in found.get("resources") or []):
+                log.info(km.LOG_PODGROUPS_PRESENT)
+                self.pod_group_informer.start()
+            else:
+                log.info(km.LOG_PODGROUPS_ABSENT)
+                self.pod_group_informer.mark_synced()
+            return
+
+    def synced(self) -> bool:
+        """Every initial list has been delivered (as events not necessarily drained yet)."""
+        done = all(i.synced() for i in (self.nodes, self.pods, self.pod_group_informer))
+        if done and self.stats.synced_at is None:
+            self.stats.synced_at = time.monotonic()
+        return done
+
+    # -- the event queue ---------------------------------------------------------------------
+
+    def _emit(self, events: list[ClusterEvent]) -> None:
+        if not events:
+            return
+        with self._cond:
+            self._pending.extend(events)
+            self._cond.notify_all()
+
+    def wait_for_events(self, timeout: float | None) -> bool:
+        """Block until events are pending, ``wake()`` is called or ``timeout`` seconds
+        pass; returns whether events are pending."""
+        with self._cond:
+            if not self._pending and not self._woken:
+                self._cond.wait(timeout)
+            self._woken = False
+            return bool(self._pending)
+
+    def wake(self) -> None:
+        """Make a ``wait_for_events`` in progress (or the next one) return at once."""
+        with self._cond:
+            self._woken = True
+            self._cond.notify_all()
+
+    # -- Backend --------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    def drain_events(self) -> list[ClusterEvent]:
+        with self._cond:
+            events, self._pending = self._pending, []
+            return events
+
+    def pod_groups(self) -> dict[str, PodGroupSpec]:
+        groups: dict[str, PodGroupSpec] = {}
+        for obj in self.pod_group_informer.items():
+            try:
+                spec = pod_group_spec(obj)
+            except ObjectError:
+                continue
+            groups[spec.key] = spec
+        return groups
+
+    def bind(self, pod: PodInfo, node_name: str) -> None:
+        self._live_pod(pod, BindError)
+        if self.nodes.synced() and self.nodes.get(node_name) is None:
+            raise BindError(messages.NODE_NOT_FOUND.format(name=node_name))
+        body = {"apiVersion": "v1", "kind": "Binding",
+                "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        try:
+            self.transport.call("POST", f"{self._pod_path(pod)}/binding", body=body)
+        except ApiError as e:
+            self.stats.bind_errors += 1
+            if e.status == 404:
+                raise BindError(messages.POD_NOT_FOUND.format(
+                    name=pod.name, namespace=pod.namespace)) from None
+            raise BindError(e.message) from None
+        self.stats.binds += 1
+
+    def evict(self, pod: PodInfo, message: str) -> None:
+        self._live_pod(pod, BackendError)
+        body = {"apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": pod.name, "namespace": pod.namespace},
+                "deleteOptions": {"preconditions": {"uid": pod.uid} if pod.uid else None}}
+        try:
+            self.transport.call("POST", f"{self._pod_path(pod)}/eviction", body=body)
+        except ApiError as e:
+            self._raise_if_gone(pod, e)
+            if e.status == 429 or any(c.get("type") == "DisruptionBudget" for c in e.causes):
+                raise BackendError(km.EVICTION_BLOCKED.format(key=pod.key, message=e.message)
+                                   ) from None
+            log.info(km.LOG_EVICTION_FALLBACK, pod.key, e)
+            self._mark_and_delete(pod, message)
+        self.events.record(pod, "Normal", km.EVENT_PREEMPTED,
+                           km.EVENT_ACTIONS[km.EVENT_PREEMPTED], message)
+
+    def _mark_and_delete(self, pod: PodInfo, message: str) -> None:
+        """kube-scheduler's preemption: a DisruptionTarget condition, then a delete."""
+        condition = {"type": km.DISRUPTION_TARGET, "status": "True",
+                     "reason": km.PREEMPTION_BY_SCHEDULER, "message": message,
+                     "lastTransitionTime": format_timestamp(self._clock.now())}
+        try:
+            self.transport.call(
+                "PATCH", f"{self._pod_path(pod)}/status", content_type=STRATEGIC_MERGE_PATCH,
+                body={"metadata": {"uid": pod.uid} if pod.uid else {},
+                      "status": {"conditions": [condition]}})
+            self.transport.call("DELETE", self._pod_path(pod), body={
+                "apiVersion": "v1", "kind": "DeleteOptions",
+                "preconditions": {"uid": pod.uid} if pod.uid else None})
+        except ApiError as e:
+            self._raise_if_gone(pod, e)
+            raise BackendError(e.message) from None
+
+    def patch_pod_metadata(self, pod: PodInfo, labels: Mapping[str, str | None],
+                           annotations: Mapping[str, str | None]) -> None:
+        if not labels and not annotations:
+            return
+        self._live_pod(pod, BackendError)
+        metadata: dict[str, Any] = {"uid": pod.uid} if pod.uid else {}
+        if labels:
+            metadata["labels"] = dict(labels)
+        if annotations:
+            metadata["annotations"] = dict(annotations)
+        try:
+            self.transport.call("PATCH", self._pod_path(pod), body={"metadata": metadata},
+                                content_type=MERGE_PATCH)
+        except ApiError as e:
+            self._raise_if_gone(pod, e)
+            raise BackendError(e.message) from None
+
+    def set_nominated_node(self, pod: PodInfo, node_name: str | None) -> None:
+        current = self._live_pod(pod, BackendError)
+        status = current.get("status") or {}
+        if (status.get("nominatedNodeName") or None) == (node_name or None):
+            return
+        body = {"metadata": {"uid": pod.uid} if pod.uid else {},
+                "status": {"nominatedNodeName": node_name or None}}
+        self._patch_status(pod, body, MERGE_PATCH, km.LOG_NOMINATION_FAILED)
+
+    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
+        try:
+            action = km.EVENT_ACTIONS.get(reason, km.DEFAULT_EVENT_ACTION)
+            self.events.record(pod, type, reason, action, message)
+        except Exception as e:  # an event is never worth failing a cycle for
+            log.warning(km.LOG_EVENT_FAILED, type, reason, pod.key, e)
+
+    def set_pod_condition(self, pod: PodInfo, status: ConditionStatus, reason: str,
+                          message: str) -> None:
+        current = self._live_pod(pod, BackendError)
+        conditions = (current.get("status") or {}).get("conditions") or []
+        old = next((c for c in conditions
+                    if isinstance(c, dict) and c.get("type") == POD_SCHEDULED), None)
+        if old is not None and (old.get("status"), old.get("reason") or "",
+                                old.get("message") or "") == (status, reason, message):
+            self.stats.condition_skips += 1
+            return
+        transition = old.get("lastTransitionTime") if old is not None and \
+            old.get("status") == status else None
+        condition: dict[str, Any] = {
+            "type": POD_SCHEDULED, "status": status, "reason": reason or None,
+            "message": message or None, "lastProbeTime": None,
+            "lastTransitionTime": transition or format_timestamp(self._clock.now())}
+        generation = _metadata(current).get("generation")
+        if isinstance(generation, int):
+            condition["observedGeneration"] = generation
+        body = {"metadata": {"uid": pod.uid} if pod.uid else {},
+                "status": {"conditions": [condition]}}
+        self.stats.condition_patches += 1
+        self._patch_status(pod, body, STRATEGIC_MERGE_PATCH, km.LOG_CONDITION_FAILED)
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _pod_path(self, pod: PodInfo) -> str:
+        return f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}"
+
+    def _live_pod(self, pod: PodInfo, error: type[BackendError]) -> dict[str, Any]:
+        """The informer's latest object of ``pod``; raises ``error`` when the pod is gone or
+        was recreated (the informer saw it, so asking the server would say the same)."""
+        current = self.pods.get(pod.key)
+        if current is None:
+            raise error(messages.POD_NOT_FOUND.format(name=pod.name, namespace=pod.namespace))
+        uid = str(_metadata(current).get("uid") or "")
+        if pod.uid and uid and uid != pod.uid:
+            raise error(messages.POD_REPLACED.format(key=pod.key, expected=pod.uid, actual=uid))
+        return current
+
+    def _raise_if_gone(self, pod: PodInfo, e: ApiError) -> None:
+        if e.status == 404:
+            raise BackendError(messages.POD_NOT_FOUND.format(
+                name=pod.name, namespace=pod.namespace)) from None
+        if e.uid_mismatch:
+            raise BackendError(messages.POD_REPLACED.format(
+                key=pod.key, expected=pod.uid, actual="?")) from None
+
+    def _patch_status(self, pod: PodInfo, body: dict[str, Any], content_type: str,
+                      failure: str) -> None:
+        """Patch ``pods/status`` with kube's retries; raises only when the pod is gone."""
+        for attempt, delay in enumerate((*STATUS_RETRY_DELAYS, None)):
+            try:
+                self.transport.call("PATCH", f"{self._pod_path(pod)}/status", body=body,
+                                    content_type=content_type)
+                return
+            except ApiError as e:
+                self._raise_if_gone(pod, e)
+                if delay is None or e.status not in (0, 500, 503):
+                    log.warning(failure, pod.key, e)
+                    return
+                time.sleep(delay * (1 + 0.1 * random.random()) if attempt else delay)
+
+
+if TYPE_CHECKING:  # KubeBackend implements the contract
+    from .backend import Backend
+
+    _CONFORMS: type[Backend] = KubeBackend

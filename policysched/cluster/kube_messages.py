@@ -1,0 +1,68 @@
+"""Every user-visible text of the Kubernetes API backend (``policysched.cluster.kube``) and
+of the run loop (``policysched.run``): errors raised to the engine, log lines, and the
+Event vocabulary kube-scheduler uses.
+
+Templates use ``str.format`` fields; log lines use ``%`` fields (logging's lazy style).
+"""
+
+from __future__ import annotations
+
+# --- the Event vocabulary (events.k8s.io/v1), as kube-scheduler writes it ---------------
+REPORTING_CONTROLLER = "policysched"
+REPORTING_INSTANCE = "{controller}-{hostname}"
+EVENT_ACTIONS = {  # reason -> action (kube-scheduler: Eventf(pod, nil, type, reason, action))
+    "Scheduled": "Binding",
+    "FailedScheduling": "Scheduling",
+    "Preempted": "Preempting",
+}
+DEFAULT_EVENT_ACTION = "Scheduling"
+EVENT_PREEMPTED = "Preempted"
+NOTE_TRUNCATED_SUFFIX = " ..."  # kube-scheduler's truncateMessage
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+# --- errors raised to the engine ----------------------------------------------------------
+API_ERROR = "{method} {path}: {message}"
+API_STATUS = "HTTP {status}"
+API_UNREACHABLE = "the API server is unreachable: {reason}"
+EVICTION_BLOCKED = "cannot evict pod {key}: {message}"
+NOT_STARTED = "the Kubernetes backend was not started (call start())"
+
+# --- informers ----------------------------------------------------------------------------
+LOG_LISTED = "%s: listed %d objects at resourceVersion %s (%d changes)"
+LOG_WATCH_EXPIRED = "%s: watch from resourceVersion %s expired (410 Gone); relisting"
+LOG_WATCH_FAILED = "%s: watch failed: %s; retrying in %.1fs"
+LOG_LIST_FAILED = "%s: list failed: %s; retrying in %.1fs"
+LOG_PODGROUPS_ABSENT = ("PodGroup API scheduling.x-k8s.io/v1alpha1 is not served: "
+                        "no PodGroup informer")
+LOG_PODGROUPS_PRESENT = "PodGroup API scheduling.x-k8s.io/v1alpha1 is served: watching podgroups"
+LOG_DISCOVERY_FAILED = "PodGroup API discovery failed: %s; retrying in %.1fs"
+LOG_INFORMER_CRASHED = "%s informer failed unexpectedly; restarting"
+LOG_BAD_WATCH_LINE = "%s: skipping an undecodable watch line: %s"
+
+# --- writes -----------------------------------------------------------------------------
+LOG_EVENT_FAILED = "event %s %s about pod %s not recorded: %s"
+LOG_EVENTS_DROPPED = "event queue full: dropped %d events so far"
+LOG_CONDITION_FAILED = "pod %s: PodScheduled condition not updated: %s"
+LOG_NOMINATION_FAILED = "pod %s: nominatedNodeName not updated: %s"
+LOG_EVICTION_FALLBACK = "pod %s: eviction refused (%s); deleting it instead"
+
+# --- the run loop -----------------------------------------------------------------------
+LOG_BOUND = "bound %s to %s (attempt %d, %.0f ms in queue)"
+LOG_FAILED = "cannot schedule %s (attempt %d, %s): %s"
+LOG_STARTING = "starting: profiles %s; connecting to %s"
+LOG_WAITING_SYNC = "waiting for informers to sync (nodes, pods%s)"
+LOG_SYNCED = "informers synced in %.2fs: %d nodes, %d pods"
+LOG_LEADING = "leading: building a fresh cache from the API"
+LOG_NOT_LEADING = "not leading: scheduling stopped, cache dropped"
+LOG_PROFILES_SWAPPED = "policy set swapped: profiles %s"
+LOG_CYCLE_ERROR = "scheduling loop error (recovered %d in-flight pods)"
+LOG_STOPPING = "stopping (%s)"
+LOG_STOPPED = "stopped"
+LOG_OBSERVER_FAILED = "observer %r failed"
+LOG_NO_LEADER_MODULE = "leader election was requested but policysched.leader is not available"
+LEADER_UNAVAILABLE = ("--leader-elect needs policysched.leader, which is not installed; run "
+                      "with --no-leader-elect (one replica only)")
+NO_KUBECONFIG = ("no cluster configuration: give --kubeconfig, run in a pod (in-cluster "
+                 "config), or set $KUBECONFIG")
+BAD_KUBECONFIG = "cannot load kubeconfig {path}: {reason}"

@@ -1,0 +1,663 @@
+"""Hot reload: watch the policy sources, and swap in a new policy set when they change.
+
+Sources (the configuration's ``policySources``): directories and files, polled every second
+(mtime, size and inode of every ``*.yaml``/``*.yml``, so a ConfigMap volume's ``..data``
+switch is seen too), and ConfigMaps selected by label in given namespaces, watched through
+the API (default selector ``policysched.io/policy=true``).
+
+On any change the *whole* set is rebuilt from every source — files through
+``load_paths``, ConfigMaps through ``load_configmap`` — then validated, compiled and turned
+into frameworks by ``profiles.build_frameworks``. A valid set whose content differs from
+the active one is handed to the runner's ``swap`` (which applies it between two scheduling
+cycles). An invalid one is rejected as a whole: the last good set stays active, each
+diagnostic is logged as ``namespace/name[key]:line:col: message``, a ``Warning`` Event
+(events.k8s.io/v1, reason ``PolicyRejected``) goes on each offending ConfigMap, and
+``policysched_policy_reloads_total{result="failure"}`` counts it. While a source stays
+invalid, later changes are rejected too (the set is only ever swapped whole); its Event is
+not repeated for the same ConfigMap revision.
+
+Latency is measured from the moment a change is observed (a ConfigMap's new
+resourceVersion arrives on the watch; a poll sees a file change) to the moment ``swap``
+returns, into ``policysched_policy_reload_duration_seconds``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import hashlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from .framework.runner import Framework
+from .framework.scheduler import EngineSettings
+from .metrics import RELOAD_FAILURE, RELOAD_SUCCESS, SchedulerMetrics
+from .policy import LoadResult, PolicySet, build_policy_set, load_configmap, load_paths
+from .policy.diagnostics import Diagnostic
+from .policy.loader import yaml_files
+from .profiles import ConfigurationError, build_frameworks
+
+POLICY_LABEL: Final = "policysched.io/policy"
+DEFAULT_LABEL_SELECTOR: Final[Mapping[str, Any]] = {"matchLabels": {POLICY_LABEL: "true"}}
+POLL_INTERVAL: Final = 1.0  # seconds between directory scans
+DEBOUNCE: Final = 0.02  # seconds to let a burst of changes settle before rebuilding
+WATCH_TIMEOUT: Final = 240  # seconds a ConfigMap watch stays open before it is renewed
+RETRY_DELAY: Final = 1.0  # seconds before re-listing after a watch error
+REQUEST_TIMEOUT: Final = 10.0
+NOTE_LIMIT: Final = 1024  # events.k8s.io/v1 note: at most 1 kB
+VERSION_LENGTH: Final = 12
+REPORTED_LIMIT: Final = 4096  # rejection Events remembered, not to repeat them
+
+EVENT_REASON: Final = "PolicyRejected"
+EVENT_ACTION: Final = "Reload"
+EVENT_TYPE: Final = "Warning"
+REPORTING_CONTROLLER: Final = "policysched"
+
+# User-visible texts.
+REJECTED_LOG: Final = "policy change rejected, the active set ({active}) stays: {problem}"
+ACTIVE_LOG: Final = "policy set {version} active: {policies} policies, profiles {profiles}"
+NO_ACTIVE: Final = "none"
+NOT_LOADED: Final = "policies not loaded yet"
+NO_VALID_SET: Final = "no valid policy set: {reason}"
+SEVERAL_CONFIGURATIONS: Final = (
+    "several SchedulerConfiguration documents found in the policy sources ({sources}); "
+    "give one with --config")
+CONFIGURATION_REJECTED: Final = "configuration: {message}"
+BUILD_FAILED: Final = "cannot build the profiles: {error}"
+NOTE_JOIN: Final = "; "
+NOTE_ELLIPSIS: Final = "…"
+BAD_OPERATOR: Final = "unsupported label selector operator {operator!r}"
+
+log = logging.getLogger(__name__)
+
+
+# -- configuration -----------------------------------------------------------------------
+
+
+def label_selector_string(selector: Mapping[str, Any] | None) -> str:
+    """A ``LabelSelector`` (matchLabels / matchExpressions) as the API's query string."""
+    selector = DEFAULT_LABEL_SELECTOR if selector is None else selector
+    terms = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expression in selector.get("matchExpressions") or []:
+        key, operator = expression["key"], expression["operator"]
+        values = ",".join(expression.get("values") or [])
+        if operator == "In":
+            terms.append(f"{key} in ({values})")
+        elif operator == "NotIn":
+            terms.append(f"{key} notin ({values})")
+        elif operator == "Exists":
+            terms.append(key)
+        elif operator == "DoesNotExist":
+            terms.append(f"!{key}")
+        else:
+            raise ValueError(BAD_OPERATOR.format(operator=operator))
+    return ",".join(terms)
+
+
+@dataclass(frozen=True)
+class ConfigMapSource:
+    namespace: str
+    label_selector: str  # the query-string form
+
+    @property
+    def name(self) -> str:
+        return f"{self.namespace}/{self.label_selector}"
+
+
+@dataclass(frozen=True)
+class PolicySources:
+    """Where policies come from: the configuration's ``policySources`` (directories
+    relative to the configuration file) plus paths given on the command line."""
+
+    directories: tuple[str, ...] = ()
+    configmaps: tuple[ConfigMapSource, ...] = ()
+
+    @classmethod
+    def from_configuration(cls, configuration: Mapping[str, Any] | None,
+                           config_path: str | None = None,
+                           extra_paths: Iterable[str] = ()) -> PolicySources:
+        spec = (configuration or {}).get("policySources") or {}
+        base = Path(config_path).resolve().parent if config_path else Path.cwd()
+        directories = [*extra_paths, *(str(base / d) for d in spec.get("directories") or [])]
+        configmaps = tuple(
+            ConfigMapSource(str(s["namespace"]), label_selector_string(s.get("labelSelector")))
+            for s in spec.get("configMaps") or [])
+        return cls(tuple(directories), configmaps)
+
+
+# -- the outcome of a rebuild --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PolicyBundle:
+    """A validated, compiled policy set, ready to be swapped in whole."""
+
+    version: str  # a hash of the policy documents and the configuration
+    frameworks: Mapping[str, Framework]
+    settings: EngineSettings
+    policy_set: PolicySet
+    configmaps: Mapping[str, str] = field(default_factory=dict)  # "ns/name" → resourceVersion
+    observed_at: float | None = None  # when its earliest change was observed (monotonic)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a rebuilt set cannot be used: one positioned line per problem, and the lines
+    that belong to each ConfigMap (by "namespace/name")."""
+
+    problems: tuple[str, ...]
+    by_configmap: Mapping[str, tuple[str, ...]]
+
+    @property
+    def summary(self) -> str:
+        return NOTE_JOIN.join(self.problems)
+
+
+Swap = Callable[[PolicyBundle], None]
+"""The runner's hand-over: apply ``bundle.frameworks`` between two scheduling cycles."""
+
+
+class RejectionRecorder(Protocol):
+    """Where a rejection is reported on the offending ConfigMap."""
+
+    def policy_rejected(self, configmap: Mapping[str, Any], note: str) -> None: ...
+
+
+def configmap_key(configmap: Mapping[str, Any]) -> str:
+    metadata = configmap.get("metadata") or {}
+    return f"{metadata.get('namespace', '')}/{metadata.get('name', '')}"
+
+
+def _resource_version(configmap: Mapping[str, Any]) -> str:
+    return str((configmap.get("metadata") or {}).get("resourceVersion", ""))
+
+
+def _truncate(note: str, limit: int = NOTE_LIMIT) -> str:
+    data = note.encode()
+    if len(data) <= limit:
+        return note
+    cut = data[: limit - len(NOTE_ELLIPSIS.encode())].decode(errors="ignore")
+    return cut + NOTE_ELLIPSIS
+
+
+# -- the reloader ------------------------------------------------------------------------------
+
+
+class Reloader:
+    """Keeps the runner's policy set in step with the sources. Watchers report changes with
+    ``upsert_configmap`` / ``delete_configmap`` / ``replace_configmaps`` / ``changed``; a
+    worker thread (``start``) rebuilds after each change; ``reload()`` does it inline."""
+
+    def __init__(self, directories: Sequence[str], configuration: Mapping[str, Any] | None,
+                 swap: Swap, *, metrics: SchedulerMetrics | None = None,
+                 recorder: RejectionRecorder | None = None, debounce: float = DEBOUNCE,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.directories = tuple(directories)
+        self.configuration = dict(configuration) if configuration is not None else None
+        self.swap = swap
+        self.metrics = metrics
+        self.recorder = recorder
+        self.debounce = debounce
+        self.clock = clock
+        self.active: PolicyBundle | None = None
+        self.last_rejection: Rejection | None = None
+        self._configmaps: dict[str, dict[str, dict[str, Any]]] = {}  # source → key → object
+        self._pending_since: float | None = None
+        self._initial = True
+        self._reported: set[tuple[str, str, str]] = set()  # (key, resourceVersion, note)
+        self._lock = threading.Lock()
+        self._reload_lock = threading.Lock()
+        self._dirty = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- change notifications (any thread) ------------------------------------------------
+
+    def changed(self, observed_at: float | None = None) -> None:
+        """Something changed (a file): rebuild soon."""
+        with self._lock:
+            self._note_change(observed_at)
+
+    def upsert_configmap(self, configmap: Mapping[str, Any], source: str = "",
+                         observed_at: float | None = None) -> None:
+        with self._lock:
+            self._configmaps.setdefault(source, {})[configmap_key(configmap)] = dict(configmap)
+            self._note_change(observed_at)
+
+    def delete_configmap(self, configmap: Mapping[str, Any], source: str = "",
+                         observed_at: float | None = None) -> None:
+        with self._lock:
+            if self._configmaps.get(source, {}).pop(configmap_key(configmap), None) is not None:
+                self._note_change(observed_at)
+
+    def replace_configmaps(self, configmaps: Iterable[Mapping[str, Any]], source: str = "",
+                           observed_at: float | None = None) -> None:
+        """A source's full list (after a (re)list): a change only if it differs."""
+        fresh = {configmap_key(c): dict(c) for c in configmaps}
+        with self._lock:
+            old = self._configmaps.get(source, {})
+            if {k: _resource_version(v) for k, v in old.items()} != {
+                    k: _resource_version(v) for k, v in fresh.items()}:
+                self._note_change(observed_at)
+            self._configmaps[source] = fresh
+
+    def _note_change(self, observed_at: float | None) -> None:
+        at = self.clock() if observed_at is None else observed_at
+        if self._pending_since is None or at < self._pending_since:
+            self._pending_since = at
+        self._dirty.set()
+
+    def configmaps(self) -> list[dict[str, Any]]:
+        """Every ConfigMap of every source, once each, by namespace/name."""
+        with self._lock:
+            merged = {k: v for objects in self._configmaps.values() for k, v in objects.items()}
+        return [merged[k] for k in sorted(merged)]
+
+    # -- building -------------------------------------------------------------------------
+
+    def build(self) -> PolicyBundle | Rejection:
+        """Load every source now and compile it: a bundle, or why not."""
+        configmaps = self.configmaps()
+        loaded = load_paths(self.directories) if self.directories else LoadResult()
+        for configmap in configmaps:
+            loaded.extend(load_configmap(configmap))
+        policy_set = build_policy_set(loaded)
+        revisions = {configmap_key(c): _resource_version(c) for c in configmaps}
+        if not policy_set.valid:
+            return self._rejection(policy_set.diagnostics, configmaps)
+        configuration = self.configuration
+        if configuration is None and policy_set.configurations:
+            if len(policy_set.configurations) > 1:
+                sources = ", ".join(c.source for c in policy_set.configurations)
+                return self._blame_changed(
+                    SEVERAL_CONFIGURATIONS.format(sources=sources), revisions)
+            configuration = dict(policy_set.configurations[0].value)
+        try:
+            frameworks, settings = build_frameworks(policy_set.policies, configuration)
+        except ConfigurationError as e:
+            return self._blame_changed(CONFIGURATION_REJECTED.format(message=e), revisions)
+        except Exception as e:  # a bug must not take the running set down
+            log.exception("building frameworks failed")
+            return self._blame_changed(BUILD_FAILED.format(error=e), revisions)
+        version = policy_set_version(loaded, configuration)
+        return PolicyBundle(version, frameworks, settings, policy_set, revisions)
+
+    def _rejection(self, diagnostics: Iterable[Diagnostic],
+                   configmaps: Sequence[Mapping[str, Any]]) -> Rejection:
+        prefixes = {configmap_key(c) + "[": configmap_key(c) for c in configmaps}
+        problems: list[str] = []
+        by_configmap: dict[str, list[str]] = {}
+        for d in diagnostics:
+            line = d.headline()
+            problems.append(line)
+            for prefix, key in prefixes.items():
+                if d.path.startswith(prefix):
+                    by_configmap.setdefault(key, []).append(line)
+        return Rejection(tuple(problems), {k: tuple(v) for k, v in by_configmap.items()})
+
+    def _blame_changed(self, problem: str, revisions: Mapping[str, str]) -> Rejection:
+        """A problem with no position: blame the ConfigMaps changed since the active set."""
+        previous = self.active.configmaps if self.active is not None else {}
+        changed = [k for k, rv in revisions.items() if previous.get(k) != rv]
+        return Rejection((problem,), {k: (problem,) for k in changed})
+
+    # -- applying -------------------------------------------------------------------------
+
+    def reload(self) -> PolicyBundle | Rejection | None:
+        """Rebuild now: the bundle made active, the rejection, or None when nothing
+        changed (the rebuilt set has the active version). The first call is the initial
+        load: it is not counted as a reload and has no latency."""
+        with self._reload_lock:
+            with self._lock:
+                observed_at, self._pending_since = self._pending_since, None
+                self._dirty.clear()
+            initial, self._initial = self._initial, False
+            outcome = self.build()
+            if isinstance(outcome, Rejection):
+                self._reject(outcome, initial)
+                return outcome
+            self.last_rejection = None
+            if self.active is not None and outcome.version == self.active.version:
+                self.active = dataclasses.replace(self.active, configmaps=outcome.configmaps)
+                return None
+            bundle = dataclasses.replace(outcome, observed_at=None if initial else observed_at)
+            self.swap(bundle)
+            self.active = bundle
+            if self.metrics is not None:
+                self.metrics.set_active_version(bundle.version)
+                if not initial:
+                    seconds = None if observed_at is None else self.clock() - observed_at
+                    self.metrics.on_reload(RELOAD_SUCCESS, seconds)
+            log.info(ACTIVE_LOG.format(version=bundle.version,
+                                       policies=len(bundle.policy_set.policies),
+                                       profiles=", ".join(bundle.frameworks)))
+            return bundle
+
+    def _reject(self, rejection: Rejection, initial: bool) -> None:
+        self.last_rejection = rejection
+        active = self.active.version if self.active is not None else NO_ACTIVE
+        for problem in rejection.problems:
+            log.warning(REJECTED_LOG.format(active=active, problem=problem))
+        if self.metrics is not None and not initial:
+            self.metrics.on_reload(RELOAD_FAILURE)
+        if self.recorder is None:
+            return
+        objects = {configmap_key(c): c for c in self.configmaps()}
+        for key, lines in rejection.by_configmap.items():
+            configmap = objects.get(key)
+            if configmap is None:
+                continue
+            note = _truncate(NOTE_JOIN.join(lines))
+            mark = (key, _resource_version(configmap), note)
+            if mark in self._reported:
+                continue
+            if len(self._reported) >= REPORTED_LIMIT:
+                self._reported.clear()
+            self._reported.add(mark)
+            try:
+                self.recorder.policy_rejected(configmap, note)
+            except Exception as e:  # the rejection stands even if the Event is lost
+                log.warning("cannot record the %s event on ConfigMap %s: %s", EVENT_REASON,
+                            key, e)
+
+    def readiness(self) -> str | None:
+        """A /readyz check: fails until a valid set is active."""
+        if self.active is not None:
+            return None
+        if self.last_rejection is not None:
+            return NO_VALID_SET.format(reason=self.last_rejection.summary)
+        return NOT_LOADED
+
+    # -- the worker thread ----------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="policysched-reload",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stop.set()
+        self._dirty.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._dirty.wait()
+            if self._stop.is_set():
+                return
+            if self.debounce > 0:
+                self._stop.wait(self.debounce)
+            try:
+                self.reload()
+            except Exception:
+                log.exception("policy reload failed")
+
+
+def policy_set_version(loaded: LoadResult, configuration: Mapping[str, Any] | None) -> str:
+    """A content hash: the same documents (in the same order) and configuration give the
+    same version, whatever their comments, formatting or ConfigMap revisions."""
+    content = [[d.kind, d.value] for d in loaded.documents]
+    text = json.dumps([content, configuration], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:VERSION_LENGTH]
+
+
+# -- directory polling --------------------------------------------------------------------
+
+
+def directory_signature(paths: Sequence[str]) -> tuple[tuple[str, int, int, int], ...]:
+    """What a change of any policy file under ``paths`` changes."""
+    found: list[tuple[str, int, int, int]] = []
+    for path in paths:
+        files = yaml_files(path) if os.path.isdir(path) else [path]
+        for file in files:
+            try:
+                st = os.stat(file)
+            except OSError:
+                found.append((file, -1, -1, -1))
+                continue
+            found.append((file, st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(found)
+
+
+class DirectoryPoller:
+    """Polls ``paths`` every ``interval`` seconds and calls ``changed(observed_at)``."""
+
+    def __init__(self, paths: Sequence[str], changed: Callable[[float], None],
+                 interval: float = POLL_INTERVAL,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.paths = tuple(paths)
+        self.changed = changed
+        self.interval = interval
+        self.clock = clock
+        self._signature = directory_signature(self.paths)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def poll(self) -> bool:
+        signature = directory_signature(self.paths)
+        if signature == self._signature:
+            return False
+        self._signature = signature
+        self.changed(self.clock())
+        return True
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="policysched-dirpoll",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                self.poll()
+            except Exception:
+                log.exception("polling %s failed", ", ".join(self.paths))
+
+
+# -- ConfigMaps from the API ---------------------------------------------------------------
+
+
+class ConfigMapWatcher:
+    """List + watch the ConfigMaps of one source; feeds the reloader. ``synced`` is set
+    once the first list arrived."""
+
+    def __init__(self, api_client: Any, source: ConfigMapSource, reloader: Reloader,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        from kubernetes import client, watch  # only needed against a real cluster
+
+        self.source = source
+        self.reloader = reloader
+        self.clock = clock
+        self._api = client.CoreV1Api(api_client)
+        self._watch_factory = watch.Watch
+        self._watch: Any = None
+        self.synced = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"policysched-cm-{self.source.namespace}")
+        self._thread.start()
+
+    def stop(self, timeout: float | None = None) -> None:
+        self._stop.set()
+        if self._watch is not None:
+            self._watch.stop()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _list(self) -> str:
+        response: Any = self._api.list_namespaced_config_map(
+            self.source.namespace, label_selector=self.source.label_selector,
+            _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
+        body = json.loads(response.data)
+        items = body.get("items") or []
+        for item in items:  # list items carry no namespace-less gaps, but be sure
+            item.setdefault("metadata", {}).setdefault("namespace", self.source.namespace)
+        self.reloader.replace_configmaps(items, self.source.name, self.clock())
+        self.synced.set()
+        return str((body.get("metadata") or {}).get("resourceVersion", ""))
+
+    def _run(self) -> None:
+        resource_version: str | None = None
+        while not self._stop.is_set():
+            try:
+                if resource_version is None:
+                    resource_version = self._list()
+                resource_version = self._follow(resource_version)
+            except Exception as e:
+                if self._stop.is_set():
+                    return
+                status = getattr(e, "status", None)
+                if status != 410:  # 410 Gone: the revision is too old, just re-list
+                    log.warning("watching ConfigMaps %s: %s", self.source.name, e)
+                    self._stop.wait(RETRY_DELAY)
+                resource_version = None
+
+    def _follow(self, resource_version: str) -> str:
+        """Watch from ``resource_version`` until the server closes; the last one seen."""
+        self._watch = self._watch_factory()
+        stream = self._watch.stream(
+            self._api.list_namespaced_config_map, self.source.namespace,
+            label_selector=self.source.label_selector, resource_version=resource_version,
+            allow_watch_bookmarks=True, timeout_seconds=WATCH_TIMEOUT, deserialize=False,
+            _request_timeout=WATCH_TIMEOUT + REQUEST_TIMEOUT)
+        for event in stream:
+            if self._stop.is_set():
+                break
+            if not isinstance(event, dict):
+                continue
+            kind, obj = event.get("type"), event.get("object") or {}
+            resource_version = _resource_version(obj) or resource_version
+            observed = self.clock()
+            if kind in ("ADDED", "MODIFIED"):
+                self.reloader.upsert_configmap(obj, self.source.name, observed)
+            elif kind == "DELETED":
+                self.reloader.delete_configmap(obj, self.source.name, observed)
+        return resource_version
+
+
+class KubeEventRecorder:
+    """``RejectionRecorder`` writing events.k8s.io/v1 Events (reason PolicyRejected)."""
+
+    def __init__(self, api_client: Any, reporting_instance: str,
+                 reporting_controller: str = REPORTING_CONTROLLER) -> None:
+        from kubernetes import client
+
+        self._api = client.EventsV1Api(api_client)
+        self.reporting_instance = reporting_instance
+        self.reporting_controller = reporting_controller
+
+    def policy_rejected(self, configmap: Mapping[str, Any], note: str) -> None:
+        body: Any = rejection_event(configmap, note, self.reporting_controller,
+                                    self.reporting_instance)  # the client takes plain dicts
+        self._api.create_namespaced_event(body["metadata"]["namespace"], body,
+                                          _request_timeout=REQUEST_TIMEOUT)
+
+
+def rejection_event(configmap: Mapping[str, Any], note: str, controller: str,
+                    instance: str, now: datetime.datetime | None = None) -> dict[str, Any]:
+    """The events.k8s.io/v1 Event body regarding ``configmap``."""
+    metadata = configmap.get("metadata") or {}
+    now = now or datetime.datetime.now(datetime.UTC)
+    return {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {
+            "name": f"{metadata.get('name', 'configmap')}.{time.time_ns():x}",
+            "namespace": metadata.get("namespace", ""),
+        },
+        "eventTime": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "reportingController": controller,
+        "reportingInstance": instance,
+        "action": EVENT_ACTION,
+        "reason": EVENT_REASON,
+        "type": EVENT_TYPE,
+        "note": note,
+        "regarding": {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "namespace": metadata.get("namespace", ""),
+            "name": metadata.get("name", ""),
+            "uid": metadata.get("uid", ""),
+            "resourceVersion": metadata.get("resourceVersion", ""),
+        },
+    }
+
+
+# -- wiring ---------------------------------------------------------------------------------
+
+
+class PolicySourceWatch:
+    """Every watcher of a ``PolicySources`` around one ``Reloader``: ``start()`` waits for
+    the ConfigMap lists, loads the initial set (handing it to ``swap``) and starts
+    following changes; ``synced()`` is a /readyz input."""
+
+    def __init__(self, sources: PolicySources, reloader: Reloader, api_client: Any = None,
+                 poll_interval: float = POLL_INTERVAL) -> None:
+        self.sources = sources
+        self.reloader = reloader
+        self.watchers = [ConfigMapWatcher(api_client, s, reloader) for s in sources.configmaps
+                         ] if api_client is not None else []
+        self.poller = (DirectoryPoller(sources.directories, reloader.changed, poll_interval)
+                       if sources.directories else None)
+
+    def synced(self) -> bool:
+        return all(w.synced.is_set() for w in self.watchers)
+
+    def start(self, sync_timeout: float = 30.0) -> PolicyBundle | Rejection | None:
+        """Start watching; the initial load's outcome (None if nothing could be loaded
+        because the ConfigMap lists did not arrive in time — the worker retries)."""
+        for watcher in self.watchers:
+            watcher.start()
+        deadline = time.monotonic() + sync_timeout
+        for watcher in self.watchers:
+            watcher.synced.wait(max(0.0, deadline - time.monotonic()))
+        if self.poller is not None:
+            self.poller.start()
+        outcome = self.reloader.reload() if self.synced() else None
+        self.reloader.start()
+        return outcome
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        for watcher in self.watchers:
+            watcher.stop(timeout)
+        if self.poller is not None:
+            self.poller.stop(timeout)
+        self.reloader.stop(timeout)
+
+
+__all__ = [
+    "DEFAULT_LABEL_SELECTOR",
+    "EVENT_REASON",
+    "POLICY_LABEL",
+    "ConfigMapSource",
+    "ConfigMapWatcher",
+    "DirectoryPoller",
+    "KubeEventRecorder",
+    "PolicyBundle",
+    "PolicySourceWatch",
+    "PolicySources",
+    "Rejection",
+    "RejectionRecorder",
+    "Reloader",
+    "Swap",
+    "directory_signature",
+    "label_selector_string",
+    "policy_set_version",
+    "rejection_event",
+]

@@ -1,0 +1,318 @@
+"""Hand-written activations for the policy library's unit tests.
+
+``pod()`` and ``node()`` build the CEL views with every field ``policysched.policy.variables``
+declares (and nothing else), filled with the API defaults the cache uses; ``Cluster`` adds
+the node aggregates (requested, free, podCount, usedPorts) from the pods placed on each node,
+as the cache does. ``Harness`` evaluates one compiled policy the way the engine's runner does:
+variables computed lazily once per pod, filter rules in order up to the first failure, score
+rules per node, preFilter / preScore / permit / postFilter / bind fields.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from policysched.policy import ExtensionPoint, Policy, load_policy_set
+from policysched.policy.variables import OBJECT_TYPES
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+
+GI = 1024**3
+MI = 1024**2
+
+
+@cache
+def load(name: str) -> Policy:
+    """The compiled policy of ``policies/<name>.yaml`` (it must validate cleanly)."""
+    policy_set = load_policy_set([POLICIES / f"{name}.yaml"])
+    assert policy_set.diagnostics == (), policy_set.diagnostics
+    [policy] = policy_set.policies
+    return policy
+
+
+# --------------------------------------------------------------------------- views
+
+
+def pod(name: str = "web-1", *, namespace: str = "default", labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None, creation: int = 1000, priority: int = 0,
+        requests: Mapping[str, int] | None = None, limits: Mapping[str, int] | None = None,
+        ports: Sequence[Mapping[str, Any]] = (), tolerations: Sequence[Mapping[str, Any]] = (),
+        node_selector: Mapping[str, str] | None = None, affinity: Mapping[str, Any] | None = None,
+        node_name: str = "", scheduler_name: str = "policysched",
+        pod_group: Mapping[str, Any] | None = None, spec: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None, status: Mapping[str, Any] | None = None,
+        ) -> dict[str, Any]:
+    """A ``policysched.Pod`` view. ``spec`` adds raw spec fields (topologySpreadConstraints,
+    containers, preemptionPolicy...); affinity, nodeSelector, tolerations, nodeName and
+    priority are mirrored into it as in the API object."""
+    full_tolerations = [
+        {"key": t.get("key", ""), "operator": t.get("operator", "Equal"),
+         "value": t.get("value", ""), "effect": t.get("effect", ""),
+         "tolerationSeconds": t.get("tolerationSeconds", 0)}
+        for t in tolerations
+    ]
+    full_ports = [
+        {"containerPort": p.get("containerPort", p.get("hostPort", 80)),
+         "hostPort": p.get("hostPort", 0), "protocol": p.get("protocol", "TCP"),
+         "hostIP": p.get("hostIP", "")}
+        for p in ports
+    ]
+    raw_spec: dict[str, Any] = {"containers": [{"name": "main", "image": "busybox"}],
+                                "schedulerName": scheduler_name, "priority": priority}
+    if affinity:
+        raw_spec["affinity"] = dict(affinity)
+    if node_selector:
+        raw_spec["nodeSelector"] = dict(node_selector)
+    if node_name:
+        raw_spec["nodeName"] = node_name
+    raw_spec.update(spec or {})
+    raw_metadata = {"name": name, "namespace": namespace, "uid": f"uid-{namespace}-{name}",
+                    "labels": dict(labels or {}), "annotations": dict(annotations or {})}
+    raw_metadata.update(metadata or {})
+    group = {"name": "", "minMember": 0, "scheduleTimeoutSeconds": 0}
+    group.update(pod_group or {})
+    return {
+        "name": name,
+        "namespace": namespace,
+        "uid": raw_metadata["uid"],
+        "labels": dict(labels or {}),
+        "annotations": dict(annotations or {}),
+        "creationTimestamp": creation,
+        "priority": priority,
+        "requests": dict(requests or {}),
+        "limits": dict(limits or {}),
+        "ports": full_ports,
+        "tolerations": full_tolerations,
+        "nodeSelector": dict(node_selector or {}),
+        "affinity": dict(affinity or {}),
+        "schedulerName": scheduler_name,
+        "nodeName": node_name,
+        "ownerReferences": [],
+        "podGroup": group,
+        "metadata": raw_metadata,
+        "spec": raw_spec,
+        "status": dict(status or {"phase": "Running" if node_name else "Pending"}),
+    }
+
+
+def node(name: str = "node-a", *, labels: Mapping[str, str] | None = None,
+         taints: Sequence[Mapping[str, str]] = (), unschedulable: bool = False,
+         allocatable: Mapping[str, int] | None = None, images: Mapping[str, int] | None = None,
+         annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A ``policysched.Node`` view with nothing on it (``Cluster`` adds the pods).
+    ``kubernetes.io/hostname`` is set to the name unless ``labels`` sets it."""
+    all_labels = {"kubernetes.io/hostname": name, **(labels or {})}
+    alloc = dict(allocatable if allocatable is not None
+                 else {"cpu": 4000, "memory": 8 * GI, "pods": 110})
+    full_taints = [{"key": t["key"], "value": t.get("value", ""), "effect": t["effect"]}
+                   for t in taints]
+    spec: dict[str, Any] = {}
+    if full_taints:
+        spec["taints"] = full_taints
+    if unschedulable:
+        spec["unschedulable"] = True
+    requested = dict.fromkeys(alloc, 0)
+    requested["pods"] = 0
+    return {
+        "name": name,
+        "labels": all_labels,
+        "annotations": dict(annotations or {}),
+        "taints": full_taints,
+        "unschedulable": unschedulable,
+        "allocatable": alloc,
+        "requested": requested,
+        "free": dict(alloc),
+        "podCount": 0,
+        "usedPorts": [],
+        "images": dict(images or {}),
+        "metadata": {"name": name, "labels": all_labels},
+        "spec": spec,
+        "status": {"allocatable": {k: str(v) for k, v in alloc.items()}},
+    }
+
+
+@dataclass
+class Cluster:
+    """Nodes and the pods placed on them (``nodeName`` set): node aggregates as the cache
+    computes them (requested sums nonzero requests, free = allocatable - requested, podCount,
+    usedPorts for host ports)."""
+
+    nodes: list[dict[str, Any]]
+    pods: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        by_name = {n["name"]: n for n in self.nodes}
+        for p in self.pods:
+            n = by_name.get(p["nodeName"])
+            if n is None:
+                continue
+            for resource, amount in p["requests"].items():
+                if amount:
+                    n["requested"][resource] = n["requested"].get(resource, 0) + amount
+                    if resource in n["allocatable"]:
+                        n["free"][resource] = n["allocatable"][resource] - n["requested"][resource]
+            n["podCount"] += 1
+            n["requested"]["pods"] = n["podCount"]
+            if "pods" in n["allocatable"]:
+                n["free"]["pods"] = n["allocatable"]["pods"] - n["podCount"]
+            for port in p["ports"]:
+                if port["hostPort"] > 0:
+                    entry = {"hostIP": port["hostIP"], "protocol": port["protocol"],
+                             "hostPort": port["hostPort"]}
+                    if entry not in n["usedPorts"]:
+                        n["usedPorts"].append(entry)
+
+    def node(self, name: str) -> dict[str, Any]:
+        return next(n for n in self.nodes if n["name"] == name)
+
+    def pods_on(self, name: str) -> list[dict[str, Any]]:
+        return [p for p in self.pods if p["nodeName"] == name]
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+class _Variables(dict[str, Any]):
+    """``variables`` of one policy for one pod, computed on first use (as the runner)."""
+
+    def __init__(self, policy: Policy, base: dict[str, Any]) -> None:
+        super().__init__()
+        self._expressions = {v.name: v.expression for v in policy.variables}
+        self._base = base
+
+    def __missing__(self, name: str) -> Any:
+        value = self._expressions[name].evaluate(self._base)
+        self[name] = value
+        return value
+
+
+@dataclass(frozen=True)
+class Rejection:
+    rule: str
+    reason: str
+    unresolvable: bool
+
+
+class Harness:
+    """One policy evaluated for one pod against a cluster."""
+
+    def __init__(self, policy: str | Policy, the_pod: dict[str, Any],
+                 cluster: Cluster | None = None, *, now: int = 2000,
+                 params: Mapping[str, Any] | None = None,
+                 all_pods: Iterable[dict[str, Any]] | None = None) -> None:
+        self.policy = load(policy) if isinstance(policy, str) else policy
+        self.pod = the_pod
+        self.cluster = cluster or Cluster([])
+        pods = list(all_pods) if all_pods is not None else list(self.cluster.pods)
+        self.base: dict[str, Any] = {
+            "now": now, "pod": the_pod, "params": {**self.policy.params, **(params or {})},
+            "pods": pods, "nodes": self.cluster.nodes,
+        }
+        self.base["variables"] = _Variables(self.policy, self.base)
+
+    @property
+    def variables(self) -> dict[str, Any]:
+        return self.base["variables"]  # type: ignore[no-any-return]
+
+    def matches(self) -> bool:
+        match = self.policy.match
+        act = {k: self.base[k] for k in ("now", "pod", "params")}
+        return match is None or match.evaluate(act) is True
+
+    def rules(self, point: ExtensionPoint) -> tuple[Any, ...]:
+        return self.policy.rules_for(point)
+
+    def rule(self, point: ExtensionPoint, name: str) -> Any:
+        [found] = [r for r in self.rules(point) if r.name == name]
+        return found
+
+    def node_activation(self, the_node: dict[str, Any] | str) -> dict[str, Any]:
+        n = self.cluster.node(the_node) if isinstance(the_node, str) else the_node
+        act = dict(self.base)
+        act["node"] = n
+        act["nodePods"] = self.cluster.pods_on(n["name"])
+        return act
+
+    # filter
+    def filter(self, the_node: dict[str, Any] | str) -> Rejection | None:
+        """The first failing filter rule (None when the node fits)."""
+        act = self.node_activation(the_node)
+        for rule in self.rules(ExtensionPoint.FILTER):
+            value = rule.expression.evaluate(act)
+            assert isinstance(value, bool), (rule.name, value)
+            if not value:
+                return Rejection(rule.name, rule.reason, rule.unresolvable)
+        return None
+
+    def reasons(self) -> dict[str, str | None]:
+        """node name -> reason of the first failing rule (None when it fits)."""
+        out: dict[str, str | None] = {}
+        for n in self.cluster.nodes:
+            rejection = self.filter(n)
+            out[n["name"]] = rejection.reason if rejection else None
+        return out
+
+    def message(self, point: ExtensionPoint, name: str, the_node: Any = None) -> str:
+        rule = self.rule(point, name)
+        act = self.node_activation(the_node) if the_node is not None else self.base
+        if rule.message_expression is not None:
+            return str(rule.message_expression.evaluate(act))
+        return str(rule.message)
+
+    # preFilter
+    def pre_filter(self) -> Rejection | None:
+        for rule in self.rules(ExtensionPoint.PRE_FILTER):
+            if rule.expression is not None and rule.expression.evaluate(self.base) is not True:
+                return Rejection(rule.name, self.message(ExtensionPoint.PRE_FILTER, rule.name),
+                                 rule.unresolvable)
+        return None
+
+    def pre_score(self) -> bool:
+        return all(r.expression.evaluate(self.base) is True
+                   for r in self.rules(ExtensionPoint.PRE_SCORE))
+
+    # score
+    def raw_scores(self, name: str | None = None) -> dict[str, Any]:
+        """node name -> the score rule's raw value, over every node of the cluster."""
+        rules = self.rules(ExtensionPoint.SCORE)
+        rule = rules[0] if name is None else self.rule(ExtensionPoint.SCORE, name)
+        return {n["name"]: rule.expression.evaluate(self.node_activation(n))
+                for n in self.cluster.nodes}
+
+    def evaluate(self, point: ExtensionPoint, name: str, attribute: str = "expression",
+                 the_node: Any = None, **extra: Any) -> Any:
+        rule = self.rule(point, name)
+        act = self.node_activation(the_node) if the_node is not None else dict(self.base)
+        act.update(extra)
+        return getattr(rule, attribute).evaluate(act)
+
+
+# --------------------------------------------------------------------------- kube's normalisations
+
+
+def kube_default_normalize(scores: Mapping[str, int], reverse: bool) -> dict[str, int]:
+    """helper.DefaultNormalizeScore(100, reverse, scores), integer arithmetic."""
+    top = max(scores.values(), default=0)
+    if top == 0:
+        return {k: (100 if reverse else v) for k, v in scores.items()}
+    out = {}
+    for k, v in scores.items():
+        s = 100 * v // top
+        out[k] = 100 - s if reverse else s
+    return out
+
+
+def kube_minmax(scores: Mapping[str, int]) -> dict[str, int]:
+    """InterPodAffinity's NormalizeScore."""
+    low, high = min(scores.values()), max(scores.values())
+    diff = high - low
+    return {k: int(100 * ((v - low) / diff)) if diff > 0 else 0 for k, v in scores.items()}
+
+
+def ln(x: float) -> float:
+    return math.log(x)

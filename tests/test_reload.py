@@ -1,0 +1,239 @@
+"""Hot reload with in-memory ConfigMaps and temporary directories (no API server)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from policysched.metrics import SchedulerMetrics
+from policysched.reload import (
+    DirectoryPoller,
+    PolicyBundle,
+    PolicySources,
+    Rejection,
+    Reloader,
+    label_selector_string,
+    rejection_event,
+)
+
+POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: {name}
+spec:
+  filter:
+  - name: ok
+    expression: "{expression}"
+"""
+GOOD = "!node.unschedulable"
+BAD = "node.nope +"  # a CEL syntax error on line 8
+
+
+def policy(name: str, expression: str = GOOD) -> str:
+    return POLICY.format(name=name, expression=expression)
+
+
+def configmap(name: str, text: str, rv: str = "1", namespace: str = "ops") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}",
+                         "resourceVersion": rv},
+            "data": {"policy.yaml": text}}
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def policy_rejected(self, configmap: Any, note: str) -> None:
+        self.events.append((configmap["metadata"]["name"], note))
+
+
+class Harness:
+    def __init__(self, directories: list[str] | None = None,
+                 configuration: dict[str, Any] | None = None) -> None:
+        self.swapped: list[PolicyBundle] = []
+        self.clock = FakeClock()
+        self.metrics = SchedulerMetrics()
+        self.recorder = Recorder()
+        self.reloader = Reloader(directories or [], configuration, self.swapped.append,
+                                 metrics=self.metrics, recorder=self.recorder, debounce=0,
+                                 clock=self.clock)
+
+    def metric(self, name: str, **labels: str) -> float | None:
+        for family in text_string_to_metric_families(self.metrics.exposition().decode()):
+            for s in family.samples:
+                if s.name == name and s.labels == labels:
+                    return s.value
+        return None
+
+
+def names(bundle: PolicyBundle | None) -> list[str]:
+    assert bundle is not None
+    return [p.name for p in bundle.policy_set.policies]
+
+
+def test_a_valid_configmap_change_is_swapped_in_with_its_latency() -> None:
+    h = Harness()
+    h.reloader.upsert_configmap(configmap("a", policy("a")))
+    initial = h.reloader.reload()
+    assert isinstance(initial, PolicyBundle) and names(initial) == ["a"]
+    assert initial.observed_at is None  # the initial load is not a reload
+    assert h.metric("policysched_policy_reloads_total", result="success") == 0
+
+    h.reloader.upsert_configmap(configmap("b", policy("b")), observed_at=h.clock.now)
+    h.clock.now += 0.25
+    bundle = h.reloader.reload()
+    assert isinstance(bundle, PolicyBundle)
+    assert names(bundle) == ["a", "b"] and h.swapped == [initial, bundle]
+    assert list(bundle.frameworks) == ["policysched"]
+    assert bundle.version != initial.version
+    assert h.metric("policysched_policy_reloads_total", result="success") == 1
+    assert h.metric("policysched_policy_reload_duration_seconds_sum") == pytest.approx(0.25)
+    assert h.metric("policysched_active_policy_set_info", version=bundle.version) == 1
+    assert h.reloader.readiness() is None
+
+
+def test_an_invalid_change_is_rejected_and_the_last_good_set_stays() -> None:
+    h = Harness()
+    h.reloader.upsert_configmap(configmap("a", policy("a")))
+    good = h.reloader.reload()
+    h.reloader.upsert_configmap(configmap("a", policy("a", BAD), rv="2"))
+    outcome = h.reloader.reload()
+    assert isinstance(outcome, Rejection)
+    assert h.reloader.active is good and h.swapped == [good]
+    assert h.metric("policysched_policy_reloads_total", result="failure") == 1
+    assert [name for name, _ in h.recorder.events] == ["a"]
+    note = h.recorder.events[0][1]
+    assert note.startswith("ops/a[policy.yaml]:8:")
+    assert outcome.by_configmap == {"ops/a": (note,)}
+    assert h.reloader.readiness() is None  # the last good set still serves
+
+    h.reloader.upsert_configmap(configmap("b", policy("b")))  # blocked: the set stays bad
+    assert isinstance(h.reloader.reload(), Rejection)
+    assert len(h.recorder.events) == 1  # not repeated for the same revision
+
+    h.reloader.upsert_configmap(configmap("a", policy("a"), rv="3"))  # fixed
+    fixed = h.reloader.reload()
+    assert names(fixed) == ["a", "b"] and h.reloader.last_rejection is None  # type: ignore[arg-type]
+
+
+def test_same_content_is_not_swapped_again() -> None:
+    h = Harness()
+    h.reloader.upsert_configmap(configmap("a", policy("a")))
+    h.reloader.reload()
+    h.reloader.upsert_configmap(configmap("a", "# a comment\n" + policy("a"), rv="9"))
+    assert h.reloader.reload() is None
+    assert len(h.swapped) == 1
+    assert h.reloader.active is not None and h.reloader.active.configmaps == {"ops/a": "9"}
+
+
+def test_deleting_a_configmap_removes_its_policies() -> None:
+    h = Harness()
+    h.reloader.replace_configmaps([configmap("a", policy("a")), configmap("b", policy("b"))])
+    h.reloader.reload()
+    h.reloader.delete_configmap(configmap("a", ""))
+    assert names(h.reloader.reload()) == ["b"]  # type: ignore[arg-type]
+
+
+def test_a_profile_that_loses_its_policy_blames_the_changed_configmap() -> None:
+    configuration = {"profiles": [{"schedulerName": "s", "policies": {
+        "enabled": [{"name": "a"}], "disabled": [{"name": "*"}]}}]}
+    h = Harness(configuration=configuration)
+    h.reloader.replace_configmaps([configmap("a", policy("a")), configmap("b", policy("b"))])
+    h.reloader.reload()
+    h.reloader.upsert_configmap(configmap("a", policy("renamed"), rv="2"))
+    outcome = h.reloader.reload()
+    assert isinstance(outcome, Rejection)
+    assert list(outcome.by_configmap) == ["ops/a"]
+    assert "enables unknown policy a" in h.recorder.events[0][1]
+
+
+def test_an_invalid_initial_set_is_not_ready(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(policy("p", BAD))
+    h = Harness([str(tmp_path)])
+    assert isinstance(h.reloader.reload(), Rejection)
+    reason = h.reloader.readiness()
+    assert reason is not None and reason.startswith(f"no valid policy set: {tmp_path}/p.yaml:8:")
+    assert h.recorder.events == []  # files get a log line, not an Event
+    assert h.metric("policysched_policy_reloads_total", result="failure") == 0  # initial
+
+
+def test_directory_changes_are_polled_and_reloaded(tmp_path: Path) -> None:
+    file = tmp_path / "p.yaml"
+    file.write_text(policy("p"))
+    h = Harness([str(tmp_path)])
+    first = h.reloader.reload()
+    seen: list[float] = []
+    poller = DirectoryPoller([str(tmp_path)], seen.append, clock=h.clock)
+    assert not poller.poll()
+    file.write_text(policy("q"))
+    os.utime(file, ns=(1, 1))  # a new mtime even on coarse clocks
+    assert poller.poll() and seen == [h.clock.now]
+    h.reloader.changed(seen[0])
+    second = h.reloader.reload()
+    assert names(first) == ["p"] and names(second) == ["q"]  # type: ignore[arg-type]
+
+
+def test_the_worker_thread_reloads_after_a_change() -> None:
+    done = threading.Event()
+    bundles: list[PolicyBundle] = []
+
+    def swap(bundle: PolicyBundle) -> None:
+        bundles.append(bundle)
+        done.set()
+
+    reloader = Reloader([], None, swap, debounce=0.001)
+    reloader.reload()
+    done.clear()
+    reloader.start()
+    try:
+        reloader.upsert_configmap(configmap("a", policy("a")))
+        assert done.wait(5)
+        assert names(bundles[-1]) == ["a"]
+    finally:
+        reloader.stop(5)
+
+
+def test_label_selectors() -> None:
+    assert label_selector_string(None) == "policysched.io/policy=true"
+    assert label_selector_string({"matchLabels": {"b": "2", "a": "1"}, "matchExpressions": [
+        {"key": "t", "operator": "In", "values": ["x", "y"]},
+        {"key": "u", "operator": "NotIn", "values": ["z"]},
+        {"key": "v", "operator": "Exists"},
+        {"key": "w", "operator": "DoesNotExist"},
+    ]}) == "a=1,b=2,t in (x,y),u notin (z),v,!w"
+
+
+def test_sources_from_the_configuration(tmp_path: Path) -> None:
+    config = tmp_path / "conf" / "config.yaml"
+    sources = PolicySources.from_configuration(
+        {"policySources": {"directories": ["pol"], "configMaps": [{"namespace": "ops"}]}},
+        str(config), extra_paths=["extra"])
+    assert sources.directories == ("extra", str(tmp_path / "conf" / "pol"))
+    assert [(s.namespace, s.label_selector) for s in sources.configmaps] == [
+        ("ops", "policysched.io/policy=true")]
+
+
+def test_the_rejection_event_body() -> None:
+    body = rejection_event(configmap("a", ""), "ops/a[k]:1:2: bad", "policysched", "me")
+    assert body["apiVersion"] == "events.k8s.io/v1"
+    assert (body["type"], body["reason"], body["note"]) == ("Warning", "PolicyRejected",
+                                                          "ops/a[k]:1:2: bad")
+    assert body["regarding"] == {"apiVersion": "v1", "kind": "ConfigMap", "namespace": "ops",
+                                 "name": "a", "uid": "uid-a", "resourceVersion": "1"}
+    assert body["metadata"]["namespace"] == "ops"
+    assert body["eventTime"].endswith("Z") and body["reportingInstance"] == "me"
