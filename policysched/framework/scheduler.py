@@ -391,7 +391,7 @@ class Scheduler:
             self._fail(qp, status, self._rejection_message(status))
             return
         self.cache.finish_binding(pod)
-        self.waiting.record_bound(None, groups, pod.key)
+        self.waiting.record_bound(groups, pod.key)
         for note in fwk.run_post_bind(state, node):
             self.backend.record_event(pod, "Normal", "PostBind", note)
         self.backend.record_event(pod, "Normal", messages.EVENT_SCHEDULED,

@@ -61,7 +61,7 @@ class WaitingRoom:
         """Every reason for ``pod`` to wait is gone."""
         return not pod.rule_wait and all(self.quorum(g, n) for g, n in pod.groups.items())
 
-    def record_bound(self, pod: WaitingPod | None, groups: Iterable[str], key: str) -> None:
+    def record_bound(self, groups: Iterable[str], key: str) -> None:
         for group in groups:
             self.bound_members.setdefault(group, set()).add(key)
 

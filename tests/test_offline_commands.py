@@ -1,0 +1,89 @@
+"""`policysched simulate`, `explain` and `test` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from policysched.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO = str(ROOT / "examples" / "demo-cluster.yaml")
+SCENARIOS = ROOT / "tests" / "framework" / "scenarios"
+
+
+def test_simulate_json_contract() -> None:
+    result = CliRunner().invoke(main, ["simulate", "--cluster", DEMO, "--output", "json"])
+    assert result.exit_code == 0, result.output
+    pods = json.loads(result.output)["pods"]
+    assert pods and all(set(p) >= {"namespace", "name", "node", "boundAt", "attempts",
+                                   "message"} for p in pods)
+    by_name = {p["name"]: p for p in pods}
+    assert by_name["delayed"]["boundAt"] == 15 and by_name["delayed"]["node"]
+    assert by_name["too-big"]["node"] is None
+    assert by_name["too-big"]["message"].startswith("0/4 nodes are available:")
+    gang = [by_name[f"trainer-{i}"] for i in range(3)]
+    assert all(p["node"] and p["boundAt"] == 0 for p in gang)
+
+
+def test_simulate_table() -> None:
+    result = CliRunner().invoke(main, ["simulate", "--cluster", DEMO])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("POD")
+    assert "pods bound in" in result.output
+
+
+def test_simulate_rejects_a_malformed_cluster_without_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                   "  - name: c\n    resources: {requests: {cpu: 1.5.3Gi}}\n")
+    result = CliRunner().invoke(main, ["simulate", "--cluster", str(bad)])
+    assert result.exit_code == 1
+    assert "1.5.3Gi" in result.output and "Traceback" not in result.output
+    assert "document 1" in result.output
+
+
+def test_simulate_reports_pods_of_unknown_profiles(tmp_path: Path) -> None:
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '1'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {schedulerName: nobody, containers: [{name: c}]}\n")
+    result = CliRunner().invoke(main, ["simulate", "--cluster", str(cluster), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    (pod,) = json.loads(result.output)["pods"]
+    assert pod["node"] is None and "nobody" in pod["message"]
+
+
+def test_explain_shows_filters_and_scores_per_node() -> None:
+    result = CliRunner().invoke(main, ["explain", "--cluster", DEMO, "--pod",
+                                       "default/database", "--output", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    nodes = {n["node"]: n for n in data["nodes"]}
+    assert set(nodes) == {"node-a1", "node-b1", "node-c1", "node-c2"}
+    assert nodes["node-a1"]["feasible"] and not nodes["node-b1"]["feasible"]
+    assert data["chosen"] == "node-a1"
+    assert nodes["node-a1"]["scores"] and nodes["node-a1"]["total"] is not None
+
+
+def test_explain_unknown_pod_is_a_clear_error() -> None:
+    result = CliRunner().invoke(main, ["explain", "--cluster", DEMO, "--pod", "nope"])
+    assert result.exit_code == 1 and "no pod default/nope" in result.output
+
+
+def test_test_command_passes_and_fails_with_a_diff(tmp_path: Path) -> None:
+    ok = CliRunner().invoke(main, ["test", str(SCENARIOS / "gang.yaml")])
+    assert ok.exit_code == 0, ok.output
+    assert "passed, 0 failed" in ok.output
+    wrong = tmp_path / "wrong.yaml"
+    text = (SCENARIOS / "gang.yaml").read_text().replace(
+        "default/trio-1: {node: node-a, boundAt: 0}", "default/trio-1: {node: node-z}")
+    text = text.replace("policies/engine-points.yaml",
+                        str(SCENARIOS / "policies" / "engine-points.yaml"))
+    wrong.write_text(text)
+    failed = CliRunner().invoke(main, ["test", str(wrong)])
+    assert failed.exit_code == 1
+    assert "default/trio-1: node: expected 'node-z', got 'node-a'" in failed.output
