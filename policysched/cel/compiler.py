@@ -11,6 +11,7 @@ activation. Comprehensions draw iterations from a runtime budget when the enviro
 
 from __future__ import annotations
 
+import operator as pyoperator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -19,6 +20,8 @@ from .environment import Environment
 from .library import Function
 from .types import Type
 from .values import (
+    INT64_MAX,
+    INT64_MIN,
     TYPE_IDENTIFIERS,
     CelError,
     CostLimitExceeded,
@@ -153,6 +156,9 @@ class _Compiler:
             if fn in operators.BINARY and len(node.args) == 2:
                 op = operators.BINARY[fn]
                 left, right = node.args
+                typed = self.typed_binary(fn, left, right, scope)
+                if typed is not None:
+                    return typed
                 if isinstance(right, ast.Literal):
                     return _binary_constant(op, self.compile(left, scope), right.value)
                 return _binary(op, self.compile(left, scope), self.compile(right, scope))
@@ -170,6 +176,25 @@ class _Compiler:
                     and full in self.functions):
                 return self.function_call(full, node.args, scope)
         return self.function_call(fn, (node.target, *node.args), scope, member=True)
+
+    def typed_binary(self, fn: str, left: ast.Node, right: ast.Node,
+                     scope: _Scope) -> Evaluator | None:
+        """Arithmetic and comparisons whose operand types the checker proved to be the
+        same primitive: plain Python operators, with CEL's int64 overflow check kept."""
+        lt, rt = self.types.get(id(left)), self.types.get(id(right))
+        if lt is None or lt != rt or lt.name not in _PLAIN_TYPES:
+            return None
+        if fn in _INT_ARITHMETIC and lt.name == "int":
+            return _int_arithmetic(fn, self.compile(left, scope), self.compile(right, scope))
+        compare = _PLAIN_COMPARISONS.get(fn)
+        if compare is None:
+            return None
+        l_fn = self.compile(left, scope)
+        if isinstance(right, ast.Literal):
+            constant = right.value
+            return lambda act: compare(l_fn(act), constant)
+        r_fn = self.compile(right, scope)
+        return lambda act: compare(l_fn(act), r_fn(act))
 
     def function_call(self, name: str, args: tuple[ast.Node, ...], scope: _Scope,
                       member: bool = False) -> Evaluator:
@@ -464,6 +489,30 @@ def _binary(op: Callable[[Any, Any], Any], left: Evaluator, right: Evaluator) ->
     return lambda act: op(left(act), right(act))
 
 
+_PLAIN_TYPES = frozenset({"int", "string", "double", "bool"})
+_PLAIN_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
+    ast.LT: pyoperator.lt, ast.LE: pyoperator.le, ast.GT: pyoperator.gt,
+    ast.GE: pyoperator.ge, ast.EQ: pyoperator.eq, ast.NE: pyoperator.ne,
+}
+_INT_ARITHMETIC = frozenset({ast.ADD, ast.SUB, ast.MUL})
+
+
+def _int_arithmetic(fn: str, left: Evaluator, right: Evaluator) -> Evaluator:
+    """``+``, ``-``, ``*`` on values the checker typed int; only the range is checked."""
+    op = {ast.ADD: pyoperator.add, ast.SUB: pyoperator.sub, ast.MUL: pyoperator.mul}[fn]
+
+    def int_op(act: Activation) -> Any:
+        a, b = left(act), right(act)
+        if type(a) is int and type(b) is int:
+            r = op(a, b)
+            if INT64_MIN <= r <= INT64_MAX:
+                return r
+            raise CelError(operators.OVERFLOW)
+        return operators.BINARY[fn](a, b)  # not ints after all (dyn data): the generic path
+
+    return int_op
+
+
 def _binary_constant(op: Callable[[Any, Any], Any], left: Evaluator, right: Any) -> Evaluator:
     return lambda act: op(left(act), right)
 
@@ -595,7 +644,22 @@ def _scoped(loop: Callable[[Activation, dict[str, Any]], Any], var: str,
         finally:
             _restore(inner, saved)
 
-    return scoped
+    if var2:
+        return scoped
+
+    def scoped_one(act: Activation) -> Any:  # the common case, without the generic frame
+        if type(act) is not dict:
+            return scoped(act)
+        previous = act.get(var, _MISSING)
+        try:
+            return loop(act, act)
+        finally:
+            if previous is _MISSING:
+                act.pop(var, None)
+            else:
+                act[var] = previous
+
+    return scoped_one
 
 
 def _spend(act: Activation, n: int) -> None:
@@ -640,7 +704,10 @@ def _quantifier(want: bool) -> Builder:
             _spend(act, len(items))
             error: CelError | None = None
             for item in items:
-                _bind_item(inner, var, var2, item)
+                if var2:
+                    inner[var], inner[var2] = item
+                else:
+                    inner[var] = item
                 try:
                     result = predicate(inner)
                 except CelError as e:
