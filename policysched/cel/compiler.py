@@ -147,9 +147,11 @@ class _Compiler:
         fn = node.function
         if node.target is None:
             if fn == ast.AND:
-                return _and(self.compile(node.args[0], scope), self.compile(node.args[1], scope))
+                return _logical(self.compile(node.args[0], scope),
+                                self.compile(node.args[1], scope), False, ast.AND)
             if fn == ast.OR:
-                return _or(self.compile(node.args[0], scope), self.compile(node.args[1], scope))
+                return _logical(self.compile(node.args[0], scope),
+                                self.compile(node.args[1], scope), True, ast.OR)
             if fn == ast.COND:
                 cond, then, other = (self.compile(a, scope) for a in node.args)
                 return _conditional(cond, then, other)
@@ -521,60 +523,34 @@ def _unary(op: Callable[[Any], Any], operand: Evaluator) -> Evaluator:
     return lambda act: op(operand(act))
 
 
-def _and(left: Evaluator, right: Evaluator) -> Evaluator:
-    """``&&`` with CEL's commutative error absorption: false wins over an error."""
+def _logical(left: Evaluator, right: Evaluator, decisive: bool, name: str) -> Evaluator:
+    """``&&`` (``decisive`` False) and ``||`` (``decisive`` True) with CEL's commutative
+    error absorption: the decisive value on either side wins over an error on the other."""
+    other = not decisive
 
-    def logical_and(act: Activation) -> Any:
+    def logical(act: Activation) -> Any:
         try:
             lv = left(act)
         except CelError as e:
             error: CelError = e
         else:
-            if lv is False:
-                return False
-            if lv is True:
+            if lv is decisive:
+                return decisive
+            if lv is other:
                 rv = right(act)
                 if rv is True or rv is False:
                     return rv
-                raise no_such_overload(ast.AND, lv, rv)
-            error = no_such_overload(ast.AND, lv)
+                raise no_such_overload(name, lv, rv)
+            error = no_such_overload(name, lv)
         try:
             rv = right(act)
         except CelError:
             raise error from None
-        if rv is False:
-            return False
+        if rv is decisive:
+            return decisive
         raise error
 
-    return logical_and
-
-
-def _or(left: Evaluator, right: Evaluator) -> Evaluator:
-    """``||`` with CEL's commutative error absorption: true wins over an error."""
-
-    def logical_or(act: Activation) -> Any:
-        try:
-            lv = left(act)
-        except CelError as e:
-            error: CelError = e
-        else:
-            if lv is True:
-                return True
-            if lv is False:
-                rv = right(act)
-                if rv is True or rv is False:
-                    return rv
-                raise no_such_overload(ast.OR, lv, rv)
-            error = no_such_overload(ast.OR, lv)
-        try:
-            rv = right(act)
-        except CelError:
-            raise error from None
-        if rv is True:
-            return True
-        raise error
-
-    return logical_or
+    return logical
 
 
 def _conditional(cond: Evaluator, then: Evaluator, other: Evaluator) -> Evaluator:
