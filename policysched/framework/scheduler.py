@@ -17,7 +17,8 @@ backend: events come in through ``sync()``, effects go out through the ``Backend
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,10 +72,16 @@ class Decision:
     totals: dict[str, int] = field(default_factory=dict)
 
 
+ExtensionPointObserver = Callable[[str, str, str, float], None]
+"""Called with (profile, extension point, status code, seconds) after each point runs."""
+
+
 class Scheduler:
     def __init__(self, backend: Backend, profiles: Mapping[str, Framework],
-                 settings: EngineSettings | None = None) -> None:
+                 settings: EngineSettings | None = None,
+                 observe_extension_point: ExtensionPointObserver | None = None) -> None:
         self.backend = backend
+        self.observe_extension_point = observe_extension_point
         self.clock = backend.clock
         self.profiles = dict(profiles)
         self.settings = settings or EngineSettings()
@@ -197,13 +204,17 @@ class Scheduler:
         assert node is not None
         self.cache.assume(pod, node.name)
 
+        started = time.perf_counter()
         status = fwk.run_reserve(state, node, self.counters)
+        self._observe(fwk, "Reserve", status, started)
         if not status.is_success:
             self._roll_back(fwk, state, node.name)
             self._fail(qp, status, self._rejection_message(status))
             return True
 
+        started = time.perf_counter()
         status, gangs = fwk.run_permit(state, node)
+        self._observe(fwk, "Permit", status, started)
         if status.is_rejection or status.code is Code.ERROR:
             self._roll_back(fwk, state, node.name)
             self._fail(qp, status, self._rejection_message(status))
@@ -218,7 +229,9 @@ class Scheduler:
         """preFilter → filter → postFilter → score: the node for the pod, or why none."""
         nodes = snapshot.nodes
         total = len(nodes)
+        started = time.perf_counter()
         status, names = fwk.run_pre_filter(state)
+        self._observe(fwk, "PreFilter", status, started)
         if status.code is Code.ERROR:
             return Decision(None, status, status.message)
         if not status.is_success:
@@ -233,17 +246,23 @@ class Scheduler:
             for n in nodes:
                 if n.name not in names:
                     statuses[n.name] = unschedulable("", PREFILTER_EXCLUDED, unresolvable=True)
+        started = time.perf_counter()
         feasible, failure = self._find_feasible(fwk, state, candidates, statuses)
+        self._observe(fwk, "Filter", failure or Status(), started)
         if failure is not None:
             return Decision(None, failure, failure.message, statuses)
         if not feasible:
             return self._no_fit(fwk, state, nodes, statuses)
         if len(feasible) == 1:
             return Decision(feasible[0].name, Status(), statuses=statuses)
+        started = time.perf_counter()
         status = fwk.run_pre_score(state)
+        self._observe(fwk, "PreScore", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
+        started = time.perf_counter()
         status, totals, detail = fwk.run_score(state, feasible)
+        self._observe(fwk, "Score", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
         chosen = self._select_host(feasible, totals)
@@ -288,7 +307,9 @@ class Scheduler:
                 statuses: dict[str, Status]) -> Decision:
         """No feasible node: try preemption, then describe the failure as kube does."""
         reasons = [r for s in statuses.values() for r in s.reasons]
+        started = time.perf_counter()
         result = preempt(fwk, state, nodes, statuses)
+        self._observe(fwk, "PostFilter", result.status or Status(), started)
         if result.status is not None:
             return Decision(None, result.status, result.status.message, statuses)
         if result.candidate is not None:
@@ -375,30 +396,42 @@ class Scheduler:
     def _binding_cycle(self, qp: QueuedPod, fwk: Framework, state: CycleState,
                        node: NodeInfo, groups: tuple[str, ...] = ()) -> None:
         pod = state.pod
+        started = time.perf_counter()
         status, labels, annotations = fwk.run_pre_bind(state, node)
+        self._observe(fwk, "PreBind", status, started)
         if status.is_success and (labels or annotations):
             self.backend.patch_pod_metadata(pod, labels, annotations)
         target = node.name
         if status.is_success:
             status, target = fwk.bind_target(state, node)
         if status.is_success:
+            started = time.perf_counter()
             try:
                 self.backend.bind(pod, target)
             except BindError as e:
                 status = error("", messages.BIND_FAILED.format(reason=e))
+            self._observe(fwk, "Bind", status, started)
         if not status.is_success:
             self._roll_back(fwk, state, node.name)
             self._fail(qp, status, self._rejection_message(status))
             return
         self.cache.finish_binding(pod)
         self.waiting.record_bound(groups, pod.key)
-        for note in fwk.run_post_bind(state, node):
+        started = time.perf_counter()
+        notes = fwk.run_post_bind(state, node)
+        self._observe(fwk, "PostBind", Status(), started)
+        for note in notes:
             self.backend.record_event(pod, "Normal", "PostBind", note)
         self.backend.record_event(pod, "Normal", messages.EVENT_SCHEDULED,
                                   messages.SCHEDULED.format(pod=pod.key, node=target))
         self.queue.done(pod.key)
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
         record.node, record.bound_at, record.message = target, self.clock.now(), None
+
+    def _observe(self, fwk: Framework, point: str, status: Status, started: float) -> None:
+        if self.observe_extension_point is not None:
+            self.observe_extension_point(fwk.scheduler_name, point, status.code.value,
+                                         time.perf_counter() - started)
 
     # -- failures -----------------------------------------------------------------------------
 
