@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ..cache.node_info import NodeInfo
 from ..cache.objects import PodInfo
 from . import messages
-from .runner import CycleState, Framework
+from ..policy.model import PostFilterRule
+from .runner import CycleState, Framework, PolicyInstance
 from .status import Code, Status
 
 
@@ -43,11 +44,13 @@ class PreemptionResult:
 
 def preempt(fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo],
             statuses: Mapping[str, Status]) -> PreemptionResult:
-    rules = fwk.preemption_rules(state)
-    if isinstance(rules, Status):
-        return PreemptionResult(None, "", rules)
+    found = fwk.preemption_rules(state)
+    if isinstance(found, Status):
+        return PreemptionResult(None, "", found)
+    rules, refusal = found
     if not rules:
-        return PreemptionResult(None, "")
+        return PreemptionResult(None, f"{messages.PREEMPTION_PREFIX} {refusal}" if refusal
+                                else "")
     reasons: Counter[str] = Counter()
     candidates: list[Candidate] = []
     for node in nodes:
@@ -67,11 +70,11 @@ def preempt(fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo],
     return PreemptionResult(best, "")
 
 
-def _victims(fwk: Framework, state: CycleState, rules: Sequence[object],
+def _victims(fwk: Framework, state: CycleState,
+             rules: Sequence[tuple[PolicyInstance, PostFilterRule]],
              node: NodeInfo) -> tuple[PodInfo, ...] | None:
     """The smallest set of evictable pods on ``node`` whose removal lets the pod fit."""
-    evictable = [p for p in node.pods.values()
-                 if fwk.may_evict(state, rules, node, p)]  # type: ignore[arg-type]
+    evictable = [p for p in node.pods.values() if fwk.may_evict(state, rules, node, p)]
     if not evictable:
         return None
     current = node.clone()

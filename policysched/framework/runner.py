@@ -354,10 +354,12 @@ class Framework:
     # -- postFilter (preemption rules) ----------------------------------------------------
 
     def preemption_rules(self, state: CycleState
-                         ) -> list[tuple[PolicyInstance, PostFilterRule]] | Status:
-        """The postFilter rules that let this pod preempt (their ``expression`` is true);
-        a Status when evaluating them failed."""
+                         ) -> tuple[list[tuple[PolicyInstance, PostFilterRule]], str] | Status:
+        """The postFilter rules that let this pod preempt (their ``expression`` is true),
+        and the message of the first that refuses it ("" if none does; kube-scheduler's
+        "not eligible due to …"); a Status when evaluating them failed."""
         out: list[tuple[PolicyInstance, PostFilterRule]] = []
+        refusal = ""
         for instance, rule, act in self._applicable(state, ExtensionPoint.POST_FILTER):
             assert isinstance(rule, PostFilterRule)
             _resolve(act)
@@ -368,7 +370,9 @@ class Framework:
                 return e.status
             if allowed is True:
                 out.append((instance, rule))
-        return out
+            elif not refusal:
+                refusal = rule_message(rule, act, "")
+        return out, refusal
 
     def may_evict(self, state: CycleState,
                   rules: Sequence[tuple[PolicyInstance, PostFilterRule]],
@@ -626,12 +630,12 @@ def normalise(raw: Sequence[float], how: Normalization) -> list[float]:
     if how is Normalization.NONE or not raw:
         return list(raw)
     high, low = max(raw), min(raw)
-    if how is Normalization.MAX:
-        return [x * MAX_NODE_SCORE / high if high else 0.0 for x in raw]
-    if how is Normalization.REVERSE:
+    if how is Normalization.MAX:  # kube's DefaultNormalizeScore: integer division
+        return [float(int(x * MAX_NODE_SCORE / high)) if high else 0.0 for x in raw]
+    if how is Normalization.REVERSE:  # truncate first, then reverse, as kube does
         if not high:
             return [float(MAX_NODE_SCORE)] * len(raw)
-        return [MAX_NODE_SCORE - x * MAX_NODE_SCORE / high for x in raw]
+        return [float(MAX_NODE_SCORE - int(x * MAX_NODE_SCORE / high)) for x in raw]
     span = high - low
     return [(x - low) * MAX_NODE_SCORE / span if span else 0.0 for x in raw]
 

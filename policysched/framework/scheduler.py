@@ -90,6 +90,7 @@ class Scheduler:
         self.counters: dict[str, float] = {}
         self.records: dict[str, PodRecord] = {}
         self.unserved: dict[str, str] = {}  # pending pods no profile serves → message
+        self.nominated: dict[str, tuple[str, PodInfo]] = {}  # preemptor → (node, pod)
         self.rng = random.Random(self.settings.seed)
         self._next_start_node = 0
         self.queue = SchedulingQueue(
@@ -139,6 +140,7 @@ class Scheduler:
         pod = change.pod
         key = change.old_pod.key if pod is None and change.old_pod else (pod.key if pod else "")
         if event.kind == "DELETED" or pod is None:
+            self.nominated.pop(key, None)
             self.queue.delete(key)
             waiting = self.waiting.remove(key)
             if waiting is not None:
@@ -235,8 +237,7 @@ class Scheduler:
         if status.code is Code.ERROR:
             return Decision(None, status, status.message)
         if not status.is_success:
-            return Decision(None, status, messages.fit_error(
-                total, (), pre_filter_message=status.message))
+            return self._pre_filter_rejected(fwk, state, nodes, status)
         if total == 0:
             return Decision(None, unschedulable("", messages.NO_NODES), messages.NO_NODES)
         statuses: dict[str, Status] = {}
@@ -280,10 +281,17 @@ class Scheduler:
         feasible: list[NodeInfo] = []
         processed = 0
         plan = fwk.filter_plan(state)
+        nominated = self._nominated_by_node(state.pod)
         for i in range(len(nodes)):
             node = nodes[(start + i) % len(nodes)]
             processed += 1
-            status = fwk.run_filter(state, node, plan=plan)
+            if node.name in nominated:  # room promised to preemptors counts as taken
+                with_nominated = node.clone()
+                for other in nominated[node.name]:
+                    with_nominated.add_pod(other)
+                status = fwk.run_filter(state, with_nominated, plan=plan)
+            else:
+                status = fwk.run_filter(state, node, plan=plan)
             if status.is_success:
                 feasible.append(node)
                 if len(feasible) >= wanted:
@@ -295,6 +303,15 @@ class Scheduler:
         self._next_start_node = (start + processed) % len(nodes)
         return feasible, None
 
+    def _nominated_by_node(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
+        """Pods nominated by preemption, of at least ``pod``'s priority, by node (kube's
+        two-pass filter with nominated pods, simplified to the pass with them)."""
+        out: dict[str, list[PodInfo]] = {}
+        for key, (node, other) in self.nominated.items():
+            if key != pod.key and other.priority >= pod.priority:
+                out.setdefault(node, []).append(other.with_node(node))
+        return out
+
     def _feasible_nodes_to_find(self, count: int) -> int:
         if count < MIN_FEASIBLE_NODES:
             return count
@@ -302,6 +319,17 @@ class Scheduler:
         if percentage <= 0:
             percentage = max(50 - count // 125, MIN_FEASIBLE_PERCENTAGE)
         return max(count * percentage // 100, MIN_FEASIBLE_NODES)
+
+    def _pre_filter_rejected(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
+                             status: Status) -> Decision:
+        """kube-scheduler still runs postFilter after an unresolvable preFilter rejection
+        (every node has that status, so preemption cannot help, and says so)."""
+        suffix = ""
+        if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE and nodes:
+            result = preempt(fwk, state, nodes, {n.name: status for n in nodes})
+            suffix = result.message
+        return Decision(None, status, messages.fit_error(
+            len(nodes), (), pre_filter_message=status.message, post_filter_message=suffix))
 
     def _no_fit(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
                 statuses: dict[str, Status]) -> Decision:
@@ -318,6 +346,7 @@ class Scheduler:
                 self.backend.evict(victim, messages.PREEMPTED.format(
                     uid=pod.uid, node=result.candidate.node))
             self.backend.set_nominated_node(pod, result.candidate.node)
+            self.nominated[pod.key] = (result.candidate.node, pod)
         status = unschedulable("", messages.fit_error(len(nodes), reasons))
         return Decision(None, status, messages.fit_error(
             len(nodes), reasons, post_filter_message=result.message), statuses)
@@ -425,6 +454,7 @@ class Scheduler:
         self.backend.record_event(pod, "Normal", messages.EVENT_SCHEDULED,
                                   messages.SCHEDULED.format(pod=pod.key, node=target))
         self.queue.done(pod.key)
+        self.nominated.pop(pod.key, None)
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
         record.node, record.bound_at, record.message = target, self.clock.now(), None
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from policysched.policy import ExtensionPoint, Policy, load_policy_set
-from policysched.policy.variables import OBJECT_TYPES
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -217,7 +216,8 @@ class Harness:
 
     @property
     def variables(self) -> dict[str, Any]:
-        return self.base["variables"]  # type: ignore[no-any-return]
+        variables: dict[str, Any] = self.base["variables"]
+        return variables
 
     def matches(self) -> bool:
         match = self.policy.match

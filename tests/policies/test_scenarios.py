@@ -1,0 +1,19 @@
+"""The scenario fixtures under scenarios/ run through the engine (``policysched test``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from policysched.policytest import run_file
+
+SCENARIOS = sorted(p for p in (Path(__file__).parent / "scenarios").glob("*.yaml")
+                   if p.name != "library-config.yaml")
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_scenario(path: Path) -> None:
+    results = run_file(path)
+    assert results, f"{path.name}: no test document"
+    for result in results:
+        assert result.passed, f"{result.name}: {result.failures}"
