@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from ..cache.node_info import NodeInfo
 from ..cache.objects import PodInfo
-from . import messages
 from ..policy.model import PostFilterRule
+from . import messages
 from .runner import CycleState, Framework, PolicyInstance
 from .status import Code, Status
 
