@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint conformance bench-cel bench-engine clean
+.PHONY: demo test lint conformance bench-cel bench-engine clean cluster cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,22 @@ lint: $(STAMP)
 	$(BIN)/ruff check policysched tests bench
 	$(BIN)/mypy
 
+# Lint, the unit tests, then the end-to-end suite (it starts a private local control plane:
+# a cold ~/.cache/policysched builds it first, see deploy/local/README.md).
 test: lint
-	$(BIN)/pytest
+	$(BIN)/pytest -m "not e2e"
+	$(BIN)/pytest tests/e2e -m e2e
+
+# The local control plane in .cluster/ (kube-apiserver + etcd + KWOK, 3 fake nodes).
+cluster:
+	deploy/local/cluster.sh up --nodes 3
+
+cluster-down:
+	deploy/local/cluster.sh down
+
+# The end-to-end suite alone (it starts private clusters in temporary directories).
+e2e: $(STAMP)
+	$(BIN)/pytest tests/e2e -m e2e
 
 conformance: $(STAMP)
 	$(BIN)/pytest -s tests/cel/test_conformance.py

@@ -218,3 +218,43 @@ def render_table(rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
                      for row in rows)
+
+
+# -- the scheduler on a real cluster ---------------------------------------------------------
+
+
+@main.command(name="run")
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=str),
+              help="Kubeconfig file. Default: the in-cluster configuration, else $KUBECONFIG.")
+@_config_option
+@_policies_option
+@click.option("--leader-elect/--no-leader-elect", "leader_elect", default=None,
+              help="Elect a leader on a Lease (only the leader schedules). Default: the "
+              "configuration's leaderElection.leaderElect, else off.")
+@click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0,
+              show_default=True, help="Log verbosity: 0 bindings, failures and lifecycle; "
+              "1-3 also engine debug; 4+ also every HTTP request.")
+@click.option("--qps", type=float, default=50, show_default=True,
+              help="Client-side rate limit of API requests per second (0: unlimited).")
+@click.option("--burst", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Requests allowed above --qps in a burst.")
+@click.option("--namespace", default=None,
+              help="Only schedule pods of this namespace (nodes are always cluster-wide).")
+def run_scheduler(kubeconfig: str | None, config_path: str | None,
+                  policy_paths: tuple[str, ...], leader_elect: bool | None, verbosity: int,
+                  qps: float, burst: int, namespace: str | None) -> None:
+    """Schedule a cluster's pods whose spec.schedulerName is one of the profiles (with no
+    --config: the built-in configuration, profile "policysched"), until SIGTERM/SIGINT."""
+    from .inputs import UserError
+    from .run import configure_logging, leader_elect_default, run
+
+    configure_logging(verbosity)
+    try:
+        if leader_elect is None:
+            leader_elect = leader_elect_default(config_path)
+        code = run(kubeconfig, config_path, policy_paths, leader_elect, qps=qps, burst=burst,
+                   namespace=namespace)
+    except UserError as e:
+        _fail(str(e))
+        return
+    click.get_current_context().exit(code)

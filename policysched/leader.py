@@ -282,6 +282,11 @@ class LeaderElector:
         now = str(datetime.datetime.now())
         record = LeaderElectionRecord("", "1", now, now)
         try:
+            # LeaseLock.update replaces the Lease it last read (its replies are dropped), so
+            # read it again first: after our own renewal its resourceVersion is stale.
+            found, current = self.lock.get(self.lock.name, self.lock.namespace)
+            if not found or getattr(current, "holder_identity", None) != self.identity:
+                return False
             ok = bool(self.lock.update(self.lock.name, self.lock.namespace, record))
         except Exception as e:
             log.debug("lease %s: release failed: %s", self.settings.lease_name, e)

@@ -36,10 +36,9 @@ from prometheus_client import (
 )
 
 from .framework.queue import PENDING_QUEUES
+from .framework.scheduler import Scheduler
+from .run import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, Attempt, RunObserver
 
-RESULT_SCHEDULED: Final = "scheduled"
-RESULT_UNSCHEDULABLE: Final = "unschedulable"
-RESULT_ERROR: Final = "error"
 ATTEMPT_RESULTS: Final = (RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, RESULT_ERROR)
 
 RELOAD_SUCCESS: Final = "success"
@@ -164,6 +163,29 @@ class SchedulerMetrics:
         return generate_latest(self.registry)
 
 
+class MetricsObserver(RunObserver):
+    """Feeds ``SchedulerMetrics`` from the run loop: attempts (and the SLI of bound pods),
+    pending pods at every loop tick, and leadership of ``lease`` ("namespace/name")."""
+
+    def __init__(self, metrics: SchedulerMetrics, lease: str | None = None) -> None:
+        self.metrics = metrics
+        self.lease = lease
+        if lease is not None:  # a standby reports 0 from the start
+            metrics.set_leader(lease, False)
+
+    def on_attempt(self, attempt: Attempt) -> None:
+        self.metrics.on_attempt(attempt.profile, attempt.result, attempt.duration)
+        if attempt.result == RESULT_SCHEDULED and attempt.in_queue is not None:
+            self.metrics.on_pod_scheduled(attempt.attempts, attempt.in_queue)
+
+    def on_loop(self, scheduler: Scheduler | None) -> None:
+        self.metrics.set_pending(scheduler.queue.pending() if scheduler is not None else {})
+
+    def on_leading(self, leading: bool) -> None:
+        if self.lease is not None:
+            self.metrics.set_leader(self.lease, leading)
+
+
 __all__ = [
     "ATTEMPT_RESULTS",
     "CONTENT_TYPE",
@@ -172,6 +194,7 @@ __all__ = [
     "RESULT_ERROR",
     "RESULT_SCHEDULED",
     "RESULT_UNSCHEDULABLE",
+    "MetricsObserver",
     "SchedulerMetrics",
     "exponential_buckets",
 ]

@@ -22,9 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Final
+from typing import Final, Protocol
 
+from .framework.scheduler import Scheduler
 from .metrics import CONTENT_TYPE, SchedulerMetrics
+from .run import RunObserver
 
 Check = Callable[[], str | None]
 """A health check: None when fine, else the reason it fails (shown in the body)."""
@@ -44,6 +46,9 @@ CHECK_FAILED: Final = "[-]{name} failed: {reason}"
 ENDPOINT_FAILED: Final = "{endpoint} check failed"
 HEARTBEAT_CHECK: Final = "loop"
 HEARTBEAT_STALE: Final = "the scheduling loop has not run for {seconds:.0f}s (limit {limit:.0f}s)"
+INFORMERS_CHECK: Final = "informers"
+INFORMERS_NOT_SYNCED: Final = "the informers have not synced yet"
+POLICIES_CHECK: Final = "policies"
 NOT_FOUND: Final = "404 page not found"
 BAD_ADDRESS: Final = "invalid bind address {address!r}: expected host:port"
 
@@ -98,6 +103,37 @@ class HealthChecks:
                 passed = False
                 lines.append(CHECK_FAILED.format(name=name, reason=reason))
         return passed, lines
+
+
+class RunnerState(Protocol):
+    """What readiness needs of the ``Runner``."""
+
+    @property
+    def leading(self) -> bool: ...
+
+    @property
+    def synced(self) -> bool: ...
+
+
+def informers_check(runner: RunnerState) -> Check:
+    """Ready once the leader's informers listed everything; a standby replica (not leading,
+    no informers) is ready."""
+
+    def check() -> str | None:
+        return None if runner.synced or not runner.leading else INFORMERS_NOT_SYNCED
+
+    return check
+
+
+class HealthObserver(RunObserver):
+    """Ticks the heartbeat on every loop iteration (the runner calls ``on_loop`` at least
+    once a second)."""
+
+    def __init__(self, checks: HealthChecks) -> None:
+        self.checks = checks
+
+    def on_loop(self, scheduler: Scheduler | None) -> None:
+        self.checks.heartbeat()
 
 
 class HealthServer:
@@ -176,8 +212,13 @@ class _Handler(BaseHTTPRequestHandler):
 
 __all__ = [
     "DEFAULT_BIND_ADDRESS",
+    "INFORMERS_CHECK",
+    "POLICIES_CHECK",
     "Check",
     "HealthChecks",
+    "HealthObserver",
     "HealthServer",
+    "RunnerState",
+    "informers_check",
     "parse_bind_address",
 ]

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
+import urllib3
+
 from ..cache.objects import (
     DEFAULT_NAMESPACE,
     ObjectError,
@@ -76,6 +78,7 @@ WATCH_READ_SLACK = 60.0  # client read timeout beyond the server's timeoutSecond
 BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 30.0
 BACKOFF_RESET_AFTER = 60.0  # a watch that lived this long resets the backoff
+SHORT_WATCH = 1.0  # a watch the server ended sooner is followed by a backoff
 NOTE_LENGTH_LIMIT = 1024  # events.k8s.io/v1 note limit (bytes), as kube truncates it
 EVENT_QUEUE_SIZE = 4096
 EVENT_SERIES_FINISH = 360.0  # client-go finishTime: an isomorphic event older starts anew
@@ -182,8 +185,6 @@ class Transport:
              timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
         """Send a request and return the urllib3 response, unread (for streaming). Raises
         ``ApiError`` for an error status or no response."""
-        import urllib3
-
         self.limiter.acquire()
         data = None if body is None else json.dumps(body).encode()
         if data is not None and content_type is None:
@@ -202,15 +203,13 @@ class Transport:
                 raw = b""
             finally:
                 response.release_conn()
-            raise _status_error(method, path, response.status, raw)
+            raise _status_error(response.status, raw)
         return response
 
     def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
              body: Any = None, content_type: str | None = None,
              timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
         """Send a request and return its decoded JSON body (None when empty)."""
-        import urllib3
-
         response = self.open(method, path, query=query, body=body, content_type=content_type,
                              timeout=timeout)
         try:
@@ -222,7 +221,7 @@ class Transport:
         return json.loads(raw) if raw else None
 
 
-def _status_error(method: str, path: str, status: int, raw: bytes) -> ApiError:
+def _status_error(status: int, raw: bytes) -> ApiError:
     """The ``ApiError`` of an error response (a ``Status`` object, or anything else)."""
     try:
         body = json.loads(raw) if raw else {}
@@ -255,14 +254,53 @@ def _lines(response: Any) -> Iterator[list[bytes]]:
 # ------------------------------------------------------------------------------ informers
 
 
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
+
+
 @dataclass(frozen=True)
 class WatchedResource:
-    """One resource an informer lists and watches."""
+    """One resource an informer lists and watches. ``unchanged(old, new)`` says an update
+    changes nothing the scheduler uses: it then updates the informer's state but is not
+    emitted."""
 
     resource: Resource
     api_version: str
     path: str  # the collection, e.g. /api/v1/pods or /api/v1/namespaces/ns/pods
     namespaced: bool
+    unchanged: Callable[[dict[str, Any], dict[str, Any]], bool] | None = None
+
+
+_RENEWED_METADATA = frozenset({"resourceVersion", "managedFields"})
+
+
+def node_heartbeat_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a Node update only renewed what its kubelet (or KWOK) refreshes every few
+    seconds — condition heartbeat times — as kube-scheduler ignores such updates (its
+    queue reacts to allocatable, labels, taints, conditions, unschedulable changes)."""
+    if old.get("spec") != new.get("spec") or old.keys() != new.keys():
+        return False
+    old_meta, new_meta = _metadata(old), _metadata(new)
+    if any(old_meta.get(k) != new_meta.get(k)
+           for k in old_meta.keys() | new_meta.keys() if k not in _RENEWED_METADATA):
+        return False
+    old_status, new_status = old.get("status") or {}, new.get("status") or {}
+    for key in old_status.keys() | new_status.keys():
+        if key == "conditions":
+            if _without_heartbeats(old_status.get(key)) != _without_heartbeats(
+                    new_status.get(key)):
+                return False
+        elif old_status.get(key) != new_status.get(key):
+            return False
+    return True
+
+
+def _without_heartbeats(conditions: Any) -> Any:
+    if not isinstance(conditions, list):
+        return conditions
+    return [{k: v for k, v in c.items() if k != "lastHeartbeatTime"}
+            if isinstance(c, dict) else c for c in conditions]
 
 
 @dataclass
@@ -272,30 +310,27 @@ class _Known:
     obj: dict[str, Any]
 
 
-def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
-    metadata = obj.get("metadata")
-    return metadata if isinstance(metadata, dict) else {}
-
-
 class Informer:
     """List then watch one resource in a daemon thread, keeping the last known state of
     every object and emitting what changed. Thread-safe reads: ``get``, ``items``."""
 
     def __init__(self, transport: Transport, spec: WatchedResource,
                  emit: Callable[[list[ClusterEvent]], None],
-                 wake_every: Callable[[], float] = lambda: random.uniform(*WATCH_TIMEOUT_RANGE)
+                 watch_timeout: Callable[[], float] = lambda: random.uniform(*WATCH_TIMEOUT_RANGE)
                  ) -> None:
         self.transport = transport
         self.spec = spec
         self._emit = emit
-        self._watch_timeout = wake_every
+        self._watch_timeout = watch_timeout  # seconds each watch asks the server for
         self._state: dict[str, _Known] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._synced = threading.Event()
         self._response: Any = None
+        self._interrupted = False
         self._thread: threading.Thread | None = None
         self.relists = 0  # lists after the first (410 Gone, errors)
+        self.suppressed = 0  # updates not emitted (``WatchedResource.unchanged``)
         self.resource_version = ""
 
     @property
@@ -309,12 +344,14 @@ class Informer:
 
     def stop(self, timeout: float | None = 2.0) -> None:
         self._stop.set()
-        self._interrupt()
+        self.interrupt()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
-    def _interrupt(self) -> None:
-        """Unblock a watch read in progress (the thread then sees the stop flag)."""
+    def interrupt(self) -> None:
+        """End the watch in progress: the informer watches again from the last
+        resourceVersion (or, after ``stop()``, ends)."""
+        self._interrupted = True  # a watch being opened ends as soon as it is
         response = self._response
         if response is None:
             return
@@ -356,9 +393,12 @@ class Informer:
                     resource_version = self._list_and_replace()
                     backoff.reset()
                 started = time.monotonic()
-                resource_version = self._watch(resource_version)
-                if time.monotonic() - started >= BACKOFF_RESET_AFTER:
+                resource_version, interrupted = self._watch(resource_version)
+                lived = time.monotonic() - started
+                if lived >= BACKOFF_RESET_AFTER:
                     backoff.reset()
+                elif lived < SHORT_WATCH and not interrupted:  # never spin on a closing watch
+                    self._stop.wait(backoff.next())
             except _Expired:
                 log.info(km.LOG_WATCH_EXPIRED, self.name, resource_version)
                 resource_version = None
@@ -435,15 +475,18 @@ class Informer:
                     changes.append(ClusterEvent("DELETED", resource, old.obj))
                     changes.append(ClusterEvent("ADDED", resource, obj))
                 elif old.resource_version != known.resource_version:
+                    if self._unchanged(old.obj, obj):
+                        continue
                     changes.append(ClusterEvent("MODIFIED", resource, obj))
             deleted = [ClusterEvent("DELETED", resource, old.obj)
                        for key, old in old_state.items() if key not in state]
             self._state = state
         return deleted + changes
 
-    def _watch(self, resource_version: str) -> str:
+    def _watch(self, resource_version: str) -> tuple[str, bool]:
         """Watch from ``resource_version`` until the server ends the watch; returns the
-        last resourceVersion seen. Raises ``_Expired`` or ``ApiError``."""
+        last resourceVersion seen and whether ``interrupt()`` ended it. Raises ``_Expired``
+        or ``ApiError``."""
         timeout = int(self._watch_timeout())
         query = {"watch": "true", "resourceVersion": resource_version,
                  "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
@@ -451,9 +494,12 @@ class Informer:
                                        timeout=(REQUEST_TIMEOUT[0], timeout + WATCH_READ_SLACK))
         self._response = response
         try:
-            if self._stop.is_set():
-                return resource_version
+            if self._stop.is_set() or self._interrupted:
+                return resource_version, True
             for lines in _lines(response):
+                if self._interrupted or self._stop.is_set():
+                    # a read may outlive the socket's shutdown: what came after is replayed
+                    return resource_version, True
                 events: list[ClusterEvent] = []
                 try:
                     for line in lines:
@@ -465,16 +511,19 @@ class Informer:
         except _Expired:
             raise
         except Exception as e:
-            if self._stop.is_set():
-                return resource_version
+            if self._stop.is_set() or self._interrupted:
+                return resource_version, True
             if isinstance(e, ApiError):
                 raise
             raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
         finally:
             self._response = None
+            interrupted, self._interrupted = self._interrupted, False
+            with contextlib.suppress(Exception):  # never reuse a watch's connection
+                response.close()
             with contextlib.suppress(Exception):
                 response.release_conn()
-        return resource_version
+        return resource_version, interrupted
 
     def _on_line(self, line: bytes, resource_version: str,
                  events: list[ClusterEvent]) -> str:
@@ -510,9 +559,18 @@ class Informer:
                     events.append(ClusterEvent("DELETED", resource, old.obj))
                     old = None
                 self._state[key] = known
+                if old is not None and self._unchanged(old.obj, obj):
+                    return known.resource_version or resource_version
                 change: EventKind = "ADDED" if old is None else "MODIFIED"
                 events.append(ClusterEvent(change, resource, obj))
         return known.resource_version or resource_version
+
+    def _unchanged(self, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        unchanged = self.spec.unchanged
+        if unchanged is None or not unchanged(old, new):
+            return False
+        self.suppressed += 1
+        return True
 
     def _complete(self, obj: dict[str, Any]) -> None:
         """List items carry no kind/apiVersion: add them, as a watch event has them."""
@@ -774,7 +832,8 @@ class KubeBackend:
         self._woken = False
         scope = f"/namespaces/{namespace}" if namespace else ""
         self.nodes = Informer(self.transport, WatchedResource(
-            "Node", "v1", "/api/v1/nodes", namespaced=False), self._emit)
+            "Node", "v1", "/api/v1/nodes", namespaced=False, unchanged=node_heartbeat_only),
+            self._emit)
         self.pods = Informer(self.transport, WatchedResource(
             "Pod", "v1", f"/api/v1{scope}/pods", namespaced=True), self._emit)
         self.pod_group_informer = Informer(self.transport, WatchedResource(

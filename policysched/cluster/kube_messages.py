@@ -22,11 +22,9 @@ DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 # --- errors raised to the engine ----------------------------------------------------------
-API_ERROR = "{method} {path}: {message}"
 API_STATUS = "HTTP {status}"
 API_UNREACHABLE = "the API server is unreachable: {reason}"
 EVICTION_BLOCKED = "cannot evict pod {key}: {message}"
-NOT_STARTED = "the Kubernetes backend was not started (call start())"
 
 # --- informers ----------------------------------------------------------------------------
 LOG_LISTED = "%s: listed %d objects at resourceVersion %s (%d changes)"
@@ -51,7 +49,7 @@ LOG_EVICTION_FALLBACK = "pod %s: eviction refused (%s); deleting it instead"
 LOG_BOUND = "bound %s to %s (attempt %d, %.0f ms in queue)"
 LOG_FAILED = "cannot schedule %s (attempt %d, %s): %s"
 LOG_STARTING = "starting: profiles %s; connecting to %s"
-LOG_WAITING_SYNC = "waiting for informers to sync (nodes, pods%s)"
+LOG_WAITING_SYNC = "waiting for the informers to list nodes, pods and podgroups"
 LOG_SYNCED = "informers synced in %.2fs: %d nodes, %d pods"
 LOG_LEADING = "leading: building a fresh cache from the API"
 LOG_NOT_LEADING = "not leading: scheduling stopped, cache dropped"
@@ -60,6 +58,7 @@ LOG_CYCLE_ERROR = "scheduling loop error (recovered %d in-flight pods)"
 LOG_STOPPING = "stopping (%s)"
 LOG_STOPPED = "stopped"
 LOG_OBSERVER_FAILED = "observer %r failed"
+LOG_TEARDOWN_FAILED = "extension teardown %r failed"
 LOG_NO_LEADER_MODULE = "leader election was requested but policysched.leader is not available"
 LEADER_UNAVAILABLE = ("--leader-elect needs policysched.leader, which is not installed; run "
                       "with --no-leader-elect (one replica only)")

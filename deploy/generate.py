@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Generate the deploy/ files that are derived from policies/ (kustomize refuses files
+outside its root, so they are generated here and committed):
+
+* ``deploy/policies-configmap.yaml`` — one ConfigMap per built-in policy file
+  (``policies/<name>.yaml`` → ConfigMap ``policysched-policy-<name>``, key ``<name>.yaml``,
+  the file verbatim so diagnostics name the same lines), labelled
+  ``policysched.io/policy: "true"`` in ``policysched-system``: the policies the Deployment
+  watches and hot-reloads;
+* ``deploy/scheduler-config.yaml`` — ``policies/scheduler-config.yaml``'s profiles, with
+  the policies read from those ConfigMaps, leader election on a Lease in
+  ``policysched-system`` and /healthz, /readyz, /metrics on port 10259.
+
+Usage: ``python3 deploy/generate.py`` (write) or ``python3 deploy/generate.py --check``
+(exit 1 and name the stale files when they differ from what would be generated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEPLOY = Path(__file__).resolve().parent
+REPO = DEPLOY.parent
+POLICIES = REPO / "policies"
+BUILTIN_CONFIGURATION = "scheduler-config.yaml"
+
+NAMESPACE = "policysched-system"
+POLICY_LABEL = "policysched.io/policy"
+APP_LABEL = ("app.kubernetes.io/name", "policysched")
+CONFIGMAP_PREFIX = "policysched-policy-"
+LEASE_NAME = "policysched"
+HEALTHZ_BIND_ADDRESS = "0.0.0.0:10259"
+
+POLICIES_OUT = DEPLOY / "policies-configmap.yaml"
+CONFIGURATION_OUT = DEPLOY / "scheduler-config.yaml"
+
+HEADER = "# Generated from {source} by deploy/generate.py: do not edit.\n"
+
+
+def policy_files() -> list[Path]:
+    """The built-in policy files (every policies/*.yaml but the configuration)."""
+    return sorted(p for p in POLICIES.glob("*.yaml") if p.name != BUILTIN_CONFIGURATION)
+
+
+def _literal_block(text: str, indent: str) -> str:
+    """``text`` as a YAML literal block scalar (the ``|`` header and the indented lines)."""
+    if text.endswith("\n\n"):
+        chomp = "+"
+    elif text.endswith("\n"):
+        chomp = ""
+    else:
+        chomp = "-"
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    indicator = str(len(indent)) if lines and lines[0][:1] in (" ", "\t") else ""
+    body = "".join(f"{indent}{line}\n" if line else "\n" for line in lines)
+    return f"|{indicator}{chomp}\n{body}"
+
+
+def configmap(path: Path) -> str:
+    """The ConfigMap document of one policy file."""
+    text = path.read_text(encoding="utf-8")
+    if "\t" in text or any(line != line.rstrip() for line in text.split("\n")):
+        raise SystemExit(f"{path}: tabs or trailing blanks cannot be kept in a YAML block")
+    name = path.stem
+    document = (
+        HEADER.format(source=f"policies/{path.name}")
+        + "apiVersion: v1\n"
+        "kind: ConfigMap\n"
+        "metadata:\n"
+        f"  name: {CONFIGMAP_PREFIX}{name}\n"
+        f"  namespace: {NAMESPACE}\n"
+        "  labels:\n"
+        f"    {APP_LABEL[0]}: {APP_LABEL[1]}\n"
+        f'    {POLICY_LABEL}: "true"\n'
+        "data:\n"
+        f"  {path.name}: {_literal_block(text, '    ')}")
+    loaded = yaml.safe_load(document)  # the block must give back the file, byte for byte
+    if loaded["data"][path.name] != text:
+        raise SystemExit(f"{path}: the generated ConfigMap does not reproduce the file")
+    return document
+
+
+def policies_configmaps() -> str:
+    return "---\n".join(configmap(p) for p in policy_files())
+
+
+def scheduler_configuration() -> str:
+    """The Deployment's SchedulerConfiguration: the built-in profiles, policies from the
+    ConfigMaps, leader election, the health/metrics address."""
+    source = POLICIES / BUILTIN_CONFIGURATION
+    builtin: dict[str, Any] = yaml.safe_load(source.read_text(encoding="utf-8"))
+    configuration: dict[str, Any] = {
+        "apiVersion": builtin["apiVersion"],
+        "kind": builtin["kind"],
+        "policySources": {"configMaps": [{
+            "namespace": NAMESPACE,
+            "labelSelector": {"matchLabels": {POLICY_LABEL: "true"}},
+        }]},
+        "leaderElection": {
+            "leaderElect": True,
+            "namespace": NAMESPACE,
+            "leaseName": LEASE_NAME,
+        },
+        "healthzBindAddress": HEALTHZ_BIND_ADDRESS,
+    }
+    for key, value in builtin.items():
+        if key not in configuration and key != "policySources":
+            configuration[key] = value
+    comment = (
+        "# The configuration of deploy/deployment.yaml (kustomize puts it in the ConfigMap\n"
+        "# policysched-config): the profiles of policies/scheduler-config.yaml; the policies\n"
+        f"# come from the ConfigMaps labelled {POLICY_LABEL}=true in {NAMESPACE}\n"
+        "# (deploy/policies-configmap.yaml), watched and hot-reloaded; only the holder of the\n"
+        f"# Lease {NAMESPACE}/{LEASE_NAME} schedules.\n")
+    body = yaml.safe_dump(configuration, sort_keys=False, default_flow_style=False, width=100)
+    return HEADER.format(source=f"policies/{BUILTIN_CONFIGURATION}") + comment + body
+
+
+def outputs() -> dict[Path, str]:
+    return {POLICIES_OUT: policies_configmaps(), CONFIGURATION_OUT: scheduler_configuration()}
+
+
+def stale() -> list[Path]:
+    """The generated files whose content differs from what would be generated now."""
+    return [path for path, text in outputs().items()
+            if not path.exists() or path.read_text(encoding="utf-8") != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="only check that the generated files are up to date")
+    args = parser.parse_args(argv)
+    if args.check:
+        out_of_date = stale()
+        for path in out_of_date:
+            print(f"{path.relative_to(REPO)} is out of date: run python3 deploy/generate.py",
+                  file=sys.stderr)
+        return 1 if out_of_date else 0
+    for path, text in outputs().items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

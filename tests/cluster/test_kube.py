@@ -1,0 +1,1093 @@
+"""``KubeBackend`` and the ``Runner`` against an in-process fake API server.
+
+``FakeApiServer`` speaks just enough of the Kubernetes API over plain HTTP (lists with
+pages, watches with history, bookmarks and 410 Gone, pods/binding, pods/status patches,
+pods/eviction, Events) for the backend's real HTTP code paths to run; faults are injected
+per test. The real API server is exercised by ``tests/e2e/test_kube_backend.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+kubernetes = pytest.importorskip("kubernetes")
+
+from policysched.cache.objects import pod_info  # noqa: E402
+from policysched.cluster.backend import BackendError, BindError, ClusterEvent  # noqa: E402
+from policysched.cluster.kube import (  # noqa: E402
+    KubeBackend,
+    TokenBucket,
+    micro_time,
+    truncate_note,
+)
+from policysched.inputs import load_engine  # noqa: E402
+from policysched.run import Attempt, Runner, RunObserver  # noqa: E402
+
+CONTROLLER = "policysched"
+
+# --------------------------------------------------------------------------- fake server
+
+_PATH = re.compile(
+    r"^/(?:api/v1|apis/(?P<group>[^/]+/[^/]+))"
+    r"(?:/namespaces/(?P<ns>[^/]+))?/(?P<resource>[a-z]+)"
+    r"(?:/(?P<name>[^/]+))?(?:/(?P<sub>[a-z]+))?$")
+
+
+class FakeApiServer:
+    """An in-memory API server for nodes, pods, podgroups and events."""
+
+    def __init__(self, podgroups: bool = False, page_size: int | None = None) -> None:
+        self.store: dict[str, dict[str, dict[str, Any]]] = {
+            "nodes": {}, "pods": {}, "podgroups": {}, "events": {}}
+        self.podgroups = podgroups
+        self.page_size = page_size
+        self.rv = 100
+        self.history: list[tuple[int, str, dict[str, Any]]] = []
+        self.lock = threading.Condition()
+        self.requests: list[tuple[str, str, Any]] = []
+        self.faults: list[tuple[str, re.Pattern[str], int, dict[str, Any]]] = []
+        self.expire_watches: set[str] = set()  # resources whose next watch gets 410
+        self.compacted = 0  # watches from an older resourceVersion get 410
+        self.closing = False
+        self.generation = 0  # drop_watches() ends the watches of older generations
+        self.watch_count: dict[str, int] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _body(self) -> Any:
+                length = int(self.headers.get("Content-Length") or 0)
+                return json.loads(self.rfile.read(length)) if length else None
+
+            def _send(self, status: int, body: Any) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _handle(self, method: str) -> None:
+                url = urllib.parse.urlsplit(self.path)
+                query = dict(urllib.parse.parse_qsl(url.query))
+                body = self._body() if method in ("POST", "PATCH", "DELETE") else None
+                server.requests.append((method, url.path, body))
+                for fault in list(server.faults):
+                    if fault[0] == method and fault[1].search(url.path):
+                        server.faults.remove(fault)
+                        self._send(fault[2], fault[3])
+                        return
+                if query.get("watch") == "true":
+                    server.serve_watch(self, url.path, query)
+                    return
+                status, out = server.handle(method, url.path, query, body,
+                                            self.headers.get("Content-Type", ""))
+                self._send(status, out)
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_PATCH(self) -> None:
+                self._handle("PATCH")
+
+            def do_DELETE(self) -> None:
+                self._handle("DELETE")
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    # -- life cycle -----------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def start(self) -> FakeApiServer:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        with self.lock:
+            self.closing = True
+            self.lock.notify_all()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def api_client(self) -> Any:
+        configuration = kubernetes.client.Configuration()
+        configuration.host = self.url
+        configuration.api_key = {"BearerToken": "secret"}
+        configuration.api_key_prefix = {"BearerToken": "Bearer"}
+        return kubernetes.client.ApiClient(configuration)
+
+    def fail(self, method: str, path: str, status: int, reason: str = "",
+             message: str = "refused", causes: list[dict[str, Any]] | None = None) -> None:
+        """The next ``method`` request whose path matches ``path`` gets ``status``."""
+        body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": status,
+                "reason": reason, "message": message, "details": {"causes": causes or []}}
+        self.faults.append((method, re.compile(path), status, body))
+
+    # -- objects ----------------------------------------------------------------------------
+
+    @staticmethod
+    def key(obj: dict[str, Any]) -> str:
+        metadata = obj["metadata"]
+        namespace = metadata.get("namespace")
+        return f"{namespace}/{metadata['name']}" if namespace else metadata["name"]
+
+    def _record(self, resource: str, kind: str, obj: dict[str, Any]) -> None:
+        self.history.append((self.rv, resource, {"type": kind, "object": json.loads(
+            json.dumps(obj))}))
+        self.lock.notify_all()
+
+    def put(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace an object (as a client would), emitting its watch event."""
+        with self.lock:
+            self.rv += 1
+            obj = json.loads(json.dumps(obj))
+            metadata = obj.setdefault("metadata", {})
+            if resource in ("pods", "podgroups", "events"):
+                metadata.setdefault("namespace", "default")
+            key = self.key(obj)
+            old = self.store[resource].get(key)
+            metadata.setdefault("uid", old["metadata"]["uid"] if old else f"uid-{self.rv}")
+            metadata.setdefault("creationTimestamp", time.strftime(
+                "%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            metadata["resourceVersion"] = str(self.rv)
+            self.store[resource][key] = obj
+            self._record(resource, "MODIFIED" if old else "ADDED", obj)
+            return obj
+
+    def delete(self, resource: str, key: str, *, silently: bool = False) -> None:
+        """Delete an object; ``silently``: no watch event (as if it happened during an
+        outage whose history was compacted)."""
+        with self.lock:
+            obj = self.store[resource].pop(key)
+            self.rv += 1
+            obj["metadata"]["resourceVersion"] = str(self.rv)
+            if silently:
+                self.compacted = self.rv
+            else:
+                self._record(resource, "DELETED", obj)
+
+    def get(self, resource: str, key: str) -> dict[str, Any] | None:
+        with self.lock:
+            return self.store[resource].get(key)
+
+    def drop_watches(self) -> None:
+        """End every open watch (as a restarting API server would)."""
+        with self.lock:
+            self.generation += 1
+            self.lock.notify_all()
+
+    # -- request handling -------------------------------------------------------------------
+
+    def handle(self, method: str, path: str, query: dict[str, str], body: Any,
+               content_type: str) -> tuple[int, Any]:
+        if path == "/apis/scheduling.x-k8s.io/v1alpha1":
+            if not self.podgroups:
+                return 404, {"kind": "Status", "code": 404, "reason": "NotFound",
+                             "message": "the server could not find the requested resource"}
+            return 200, {"kind": "APIResourceList", "resources": [{"name": "podgroups"}]}
+        match = _PATH.match(path)
+        if match is None:
+            return 404, {"code": 404, "message": f"no route {path}"}
+        resource, ns, name, sub = (match["resource"], match["ns"], match["name"],
+                                   match["sub"])
+        with self.lock:
+            if method == "GET" and name is None:
+                return 200, self._list(resource, ns, query)
+            key = f"{ns}/{name}" if ns else str(name)
+            if method == "POST" and name is None:
+                body["metadata"].setdefault("namespace", ns)
+                if self.key(body) in self.store[resource]:
+                    return 409, {"code": 409, "reason": "AlreadyExists", "message": "exists"}
+                return 201, self.put(resource, body)
+            current = self.store[resource].get(key)
+            if current is None:
+                return 404, {"code": 404, "reason": "NotFound",
+                             "message": f'{resource} "{name}" not found'}
+            uid = ((body or {}).get("metadata") or {}).get("uid")
+            if sub == "binding":
+                if uid and uid != current["metadata"]["uid"]:
+                    return 409, {"code": 409, "reason": "Conflict",
+                                 "message": "Precondition failed: UID in precondition"}
+                if current["spec"].get("nodeName"):
+                    return 409, {"code": 409, "reason": "Conflict", "message":
+                                 f"pod {name} is already assigned to node "
+                                 f"\"{current['spec']['nodeName']}\""}
+                pod = json.loads(json.dumps(current))
+                pod["spec"]["nodeName"] = body["target"]["name"]
+                _set_condition(pod, {"type": "PodScheduled", "status": "True"})
+                self.put(resource, pod)
+                return 201, {"kind": "Status", "status": "Success", "code": 201}
+            if sub == "eviction":
+                self.delete(resource, key)
+                return 201, {"kind": "Status", "status": "Success", "code": 201}
+            if method == "DELETE":
+                self.delete(resource, key)
+                return 200, current
+            if method == "PATCH":
+                if uid and uid != current["metadata"]["uid"]:
+                    return 422, {"code": 422, "reason": "Invalid", "message": "immutable",
+                                 "details": {"causes": [{"field": "metadata.uid"}]}}
+                obj = json.loads(json.dumps(current))
+                _patch(obj, body, strategic="strategic" in content_type)
+                return 200, self.put(resource, obj)
+            return 200, current
+
+    def _list(self, resource: str, ns: str | None, query: dict[str, str]) -> dict[str, Any]:
+        items = [o for o in self.store[resource].values()
+                 if ns is None or o["metadata"].get("namespace") == ns]
+        start = int(query.get("continue") or 0)
+        metadata: dict[str, Any] = {"resourceVersion": str(self.rv)}
+        if self.page_size:
+            if start and query.get("continue", "").startswith("x"):
+                raise AssertionError
+            page = items[start:start + self.page_size]
+            if start + self.page_size < len(items):
+                metadata["continue"] = str(start + self.page_size)
+            items = page
+        return {"kind": "List", "metadata": metadata, "items": items}
+
+    def serve_watch(self, handler: BaseHTTPRequestHandler, path: str,
+                    query: dict[str, str]) -> None:
+        match = _PATH.match(path)
+        assert match is not None
+        resource, ns = match["resource"], match["ns"]
+        since = int(query.get("resourceVersion") or 0)
+        assert query.get("allowWatchBookmarks") == "true"
+        deadline = time.monotonic() + float(query.get("timeoutSeconds") or 60)
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+
+        def send(event: dict[str, Any]) -> None:
+            data = json.dumps(event).encode() + b"\n"
+            handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            handler.wfile.flush()
+
+        with self.lock:
+            generation = self.generation
+            self.watch_count[resource] = self.watch_count.get(resource, 0) + 1
+            expired = resource in self.expire_watches or since < self.compacted
+            self.expire_watches.discard(resource)
+        try:
+            if expired:
+                send({"type": "ERROR", "object": {"kind": "Status", "code": 410,
+                                                  "reason": "Expired", "message": "too old"}})
+            else:
+                position = since
+                while time.monotonic() < deadline:
+                    with self.lock:
+                        if self.closing or self.generation != generation:
+                            break
+                        due = [(rv, e) for rv, r, e in self.history
+                               if r == resource and rv > position and (
+                                   ns is None or e["object"]["metadata"].get("namespace") == ns)]
+                        if not due:
+                            self.lock.wait(0.05)
+                            continue
+                    for rv, event in due:
+                        send(event)
+                        position = rv
+                    send({"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {
+                        "resourceVersion": str(position)}}})
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        handler.close_connection = True
+
+
+def _set_condition(obj: dict[str, Any], condition: dict[str, Any]) -> None:
+    _merge_condition(obj.setdefault("status", {}).setdefault("conditions", []), condition)
+
+
+def _merge_condition(conditions: list[dict[str, Any]], condition: dict[str, Any]) -> None:
+    for i, c in enumerate(conditions):
+        if c["type"] == condition["type"]:
+            conditions[i] = {**c, **condition}
+            return
+    conditions.append(condition)
+
+
+def _patch(obj: dict[str, Any], patch: dict[str, Any], strategic: bool) -> None:
+    """A JSON merge patch; with ``strategic``, conditions merge by type."""
+    for key, value in patch.items():
+        if key == "conditions" and strategic:
+            for condition in value:
+                _merge_condition(obj.setdefault("conditions", []),
+                                 {k: v for k, v in condition.items() if v is not None})
+        elif value is None:
+            obj.pop(key, None)
+        elif isinstance(value, dict):
+            if not isinstance(obj.get(key), dict):
+                obj[key] = {}
+            _patch(obj[key], value, strategic)
+        else:
+            obj[key] = value
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+def node(name: str, cpu: str = "4") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {
+        "kubernetes.io/hostname": name}}, "spec": {},
+            "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}}
+
+
+def pod(name: str, cpu: str = "100m", scheduler: str = "policysched",
+        annotations: dict[str, str] | None = None, node_name: str | None = None
+        ) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [
+        {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": name, "namespace": "default", "annotations": annotations or {}},
+            "spec": spec, "status": {"phase": "Pending"}}
+
+
+@pytest.fixture()
+def server() -> Iterator[FakeApiServer]:
+    fake = FakeApiServer().start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture()
+def backend(server: FakeApiServer) -> Iterator[KubeBackend]:
+    live = KubeBackend(server.api_client(), reporting_instance="policysched-test")
+    yield live
+    live.close()
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.01)
+    raise AssertionError("timed out")
+
+
+def collect(backend: KubeBackend, until: Callable[[list[ClusterEvent]], bool],
+            timeout: float = 5.0) -> list[ClusterEvent]:
+    """Events drained until ``until(all so far)`` holds."""
+    events: list[ClusterEvent] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        backend.wait_for_events(0.05)
+        events += backend.drain_events()
+        if until(events):
+            return events
+    raise AssertionError(f"timed out; got {[(e.kind, e.resource) for e in events]}")
+
+
+def summary(events: list[ClusterEvent]) -> list[tuple[str, str, str]]:
+    return [(e.kind, e.resource, e.obj["metadata"]["name"]) for e in events]
+
+
+def started(backend: KubeBackend) -> list[ClusterEvent]:
+    backend.start()
+    wait_for(backend.synced)
+    return backend.drain_events()
+
+
+def writes(server: FakeApiServer) -> int:
+    """How many requests changed something (informers' GETs come and go)."""
+    return sum(1 for method, _, _ in server.requests if method != "GET")
+
+
+def changes(server: FakeApiServer) -> list[tuple[str, str, Any]]:
+    """The requests that changed something, in order."""
+    return [r for r in list(server.requests) if r[0] != "GET"]
+
+
+def info(server: FakeApiServer, name: str) -> Any:
+    obj = server.get("pods", f"default/{name}")
+    assert obj is not None
+    return pod_info(obj)
+
+
+# --------------------------------------------------------------------------- rate limit
+
+
+def test_token_bucket_allows_a_burst_then_the_rate() -> None:
+    now = [0.0]
+    bucket = TokenBucket(qps=10, burst=3, clock=lambda: now[0])
+    assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert bucket.reserve() == pytest.approx(0.1)
+    assert bucket.reserve() == pytest.approx(0.2)
+    now[0] = 1.0  # ten tokens later, minus the two borrowed; capped at the burst
+    assert [bucket.reserve() for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert TokenBucket(qps=0, burst=1).reserve() == 0.0
+
+
+def test_requests_are_rate_limited(server: FakeApiServer) -> None:
+    live = KubeBackend(server.api_client(), qps=20, burst=1)
+    start = time.monotonic()
+    for _ in range(5):
+        live.transport.call("GET", "/api/v1/nodes")
+    assert time.monotonic() - start >= 0.18  # 4 waits of 50 ms
+
+
+# --------------------------------------------------------------------------- informers
+
+
+def test_initial_list_becomes_added_events_then_synced(server: FakeApiServer,
+                                                       backend: KubeBackend) -> None:
+    server.put("nodes", node("n1"))
+    server.put("pods", pod("p1"))
+    assert not backend.synced()
+    events = started(backend)
+    assert sorted(summary(events)) == [("ADDED", "Node", "n1"), ("ADDED", "Pod", "p1")]
+    assert {e.obj["kind"] for e in events} == {"Node", "Pod"}  # list items get their kind
+    assert backend.pod_groups() == {}
+    assert not any(p.endswith("/podgroups") for _, p, _ in server.requests)
+
+
+def test_lists_are_paged() -> None:
+    server = FakeApiServer(page_size=2).start()
+    try:
+        for i in range(5):
+            server.put("nodes", node(f"n{i}"))
+        live = KubeBackend(server.api_client())
+        events = started(live)
+        assert sorted(summary(events)) == [("ADDED", "Node", f"n{i}") for i in range(5)]
+        pages = [p for m, p, _ in server.requests if m == "GET" and p == "/api/v1/nodes"]
+        assert len(pages) >= 3
+        live.close()
+    finally:
+        server.stop()
+
+
+def test_watch_events_follow_the_list(server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("nodes", node("n1"))
+    started(backend)
+    server.put("pods", pod("p1"))
+    server.put("nodes", node("n1", cpu="8"))
+    server.delete("nodes", "n1")
+    events = collect(backend, lambda es: len(es) >= 3)
+    # each resource in order (two informers: no order between resources)
+    nodes = [e for e in events if e.resource == "Node"]
+    assert summary(nodes) == [("MODIFIED", "Node", "n1"), ("DELETED", "Node", "n1")]
+    assert nodes[0].obj["status"]["allocatable"]["cpu"] == "8"
+    assert ("ADDED", "Pod", "p1") in summary(events)
+
+
+def test_node_heartbeats_are_not_emitted(server: FakeApiServer, backend: KubeBackend) -> None:
+    ready = node("n1")
+    ready["status"]["conditions"] = [{"type": "Ready", "status": "True",
+                                      "lastHeartbeatTime": "2024-01-01T00:00:00Z"}]
+    server.put("nodes", ready)
+    started(backend)
+    ready["status"]["conditions"][0]["lastHeartbeatTime"] = "2024-01-01T00:00:20Z"
+    server.put("nodes", ready)
+    wait_for(lambda: backend.nodes.suppressed == 1)
+    assert backend.drain_events() == []
+    stored = backend.nodes.get("n1")
+    assert stored is not None  # the informer keeps the latest object all the same
+    assert stored["status"]["conditions"][0]["lastHeartbeatTime"] == "2024-01-01T00:00:20Z"
+    ready["status"]["conditions"][0]["status"] = "False"
+    server.put("nodes", ready)
+    events = collect(backend, lambda es: bool(es))
+    assert summary(events) == [("MODIFIED", "Node", "n1")]
+
+
+def test_wait_for_events_blocks_until_an_event_or_a_wake(
+        server: FakeApiServer, backend: KubeBackend) -> None:
+    started(backend)
+    start = time.monotonic()
+    assert backend.wait_for_events(0.2) is False
+    assert time.monotonic() - start >= 0.15
+    threading.Timer(0.05, backend.wake).start()
+    start = time.monotonic()
+    assert backend.wait_for_events(5) is False
+    assert time.monotonic() - start < 2
+    threading.Timer(0.05, lambda: server.put("pods", pod("late"))).start()
+    assert backend.wait_for_events(5) is True
+
+
+def test_gone_watch_relists_and_diffs_against_the_known_state(
+        server: FakeApiServer, backend: KubeBackend) -> None:
+    for name in ("n1", "n2", "n3"):
+        server.put("nodes", node(name))
+    server.put("pods", pod("p1"))
+    started(backend)
+    # an outage: changes whose watch events were compacted away
+    server.delete("nodes", "n2", silently=True)
+    with server.lock:
+        obj = json.loads(json.dumps(server.store["nodes"]["n3"]))
+    obj["metadata"].pop("resourceVersion")
+    obj["status"]["allocatable"]["cpu"] = "1"
+    server.put("nodes", obj)
+    server.history.clear()
+    server.put("nodes", node("n4"))
+    server.history.clear()
+    server.expire_watches.add("nodes")
+    server.drop_watches()
+    wait_for(lambda: backend.nodes.relists >= 1)
+    events = collect(backend, lambda es: len(es) >= 3)
+    assert sorted(summary(events)) == [("ADDED", "Node", "n4"), ("DELETED", "Node", "n2"),
+                                       ("MODIFIED", "Node", "n3")]
+    assert backend.nodes.get("n2") is None
+    wait_for(lambda: backend.pods.relists >= 1)  # its history was compacted too
+    time.sleep(0.1)
+    assert backend.drain_events() == []  # an unchanged relist changes nothing
+
+
+def test_relist_reports_a_recreated_object_as_deleted_then_added(
+        server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    first = started(backend)[0].obj["metadata"]["uid"]
+    server.delete("pods", "default/p1", silently=True)
+    server.put("pods", pod("p1"))
+    server.history.clear()
+    server.compacted = server.rv + 1
+    server.drop_watches()
+    events = collect(backend, lambda es: len(es) >= 2)
+    assert summary(events) == [("DELETED", "Pod", "p1"), ("ADDED", "Pod", "p1")]
+    assert events[0].obj["metadata"]["uid"] == first
+    assert events[1].obj["metadata"]["uid"] != first
+
+
+def test_watch_reconnects_after_a_server_error(server: FakeApiServer,
+                                               backend: KubeBackend) -> None:
+    started(backend)
+    server.fail("GET", r"^/api/v1/pods$", 500, message="etcd is sad")
+    # end the current watch: the next one (the failing request) backs off and retries
+    server.drop_watches()
+    server.put("pods", pod("p2"))
+    events = collect(backend, lambda es: any(e.obj["metadata"]["name"] == "p2" for e in es),
+                     timeout=10)
+    assert ("ADDED", "Pod", "p2") in summary(events)
+
+
+def test_pod_groups_are_watched_when_the_api_is_served() -> None:
+    server = FakeApiServer(podgroups=True).start()
+    try:
+        server.put("podgroups", {"apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                                 "kind": "PodGroup", "metadata": {"name": "gang"},
+                                 "spec": {"minMember": 3, "scheduleTimeoutSeconds": 30}})
+        live = KubeBackend(server.api_client())
+        events = started(live)
+        assert ("ADDED", "PodGroup", "gang") in summary(events)
+        groups = live.pod_groups()
+        assert groups["default/gang"].min_member == 3
+        assert groups["default/gang"].schedule_timeout_seconds == 30
+        live.close()
+    finally:
+        server.stop()
+
+
+def test_namespace_restricts_pods(server: FakeApiServer) -> None:
+    server.put("pods", pod("mine"))
+    other = pod("theirs")
+    other["metadata"]["namespace"] = "other"
+    server.put("pods", other)
+    live = KubeBackend(server.api_client(), namespace="default")
+    events = started(live)
+    assert [n for k, r, n in summary(events) if r == "Pod"] == ["mine"]
+    live.close()
+
+
+# --------------------------------------------------------------------------- writes
+
+
+def test_bind_posts_a_binding_with_the_uid(server: FakeApiServer,
+                                           backend: KubeBackend) -> None:
+    server.put("nodes", node("n1"))
+    server.put("pods", pod("p1"))
+    started(backend)
+    p1 = info(server, "p1")
+    backend.bind(p1, "n1")
+    method, path, body = changes(server)[-1]
+    assert (method, path) == ("POST", "/api/v1/namespaces/default/pods/p1/binding")
+    assert body["metadata"] == {"name": "p1", "namespace": "default", "uid": p1.uid}
+    assert body["target"] == {"apiVersion": "v1", "kind": "Node", "name": "n1"}
+    events = collect(backend, lambda es: bool(es))
+    assert events[0].kind == "MODIFIED" and events[0].obj["spec"]["nodeName"] == "n1"
+    with pytest.raises(BindError, match='already assigned to node "n1"'):
+        backend.bind(p1, "n1")
+
+
+def test_bind_errors(server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("nodes", node("n1"))
+    server.put("pods", pod("p1"))
+    server.put("pods", pod("p2"))
+    started(backend)
+    with pytest.raises(BindError, match='nodes "gone" not found'):
+        backend.bind(info(server, "p1"), "gone")
+    server.fail("POST", "binding", 409, "Conflict", "Precondition failed: UID")
+    with pytest.raises(BindError, match="Precondition failed"):
+        backend.bind(info(server, "p1"), "n1")
+    server.fail("POST", "binding", 422, "Invalid", "bad binding")
+    with pytest.raises(BindError, match="bad binding"):
+        backend.bind(info(server, "p1"), "n1")
+    server.fail("POST", "binding", 500, "InternalError", "etcd timeout")
+    with pytest.raises(BindError, match="etcd timeout"):
+        backend.bind(info(server, "p1"), "n1")
+    p2 = info(server, "p2")
+    server.delete("pods", "default/p2")
+    wait_for(lambda: backend.pods.get("default/p2") is None)
+    with pytest.raises(BindError, match='pods "p2" not found'):
+        backend.bind(p2, "n1")
+
+
+def test_set_pod_condition_patches_status_once(server: FakeApiServer,
+                                               backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    started(backend)
+    p1 = info(server, "p1")
+    backend.set_pod_condition(p1, "False", "Unschedulable", "0/3 nodes are available")
+    method, path, body = changes(server)[-1]
+    assert (method, path) == ("PATCH", "/api/v1/namespaces/default/pods/p1/status")
+    condition = body["status"]["conditions"][0]
+    assert condition["type"] == "PodScheduled" and condition["status"] == "False"
+    assert condition["reason"] == "Unschedulable"
+    assert condition["message"] == "0/3 nodes are available"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", condition["lastTransitionTime"])
+    assert body["metadata"] == {"uid": p1.uid}
+    collect(backend, lambda es: bool(es))
+    count = writes(server)
+    backend.set_pod_condition(p1, "False", "Unschedulable", "0/3 nodes are available")
+    assert writes(server) == count  # unchanged: no request
+    assert backend.stats.condition_skips == 1
+    backend.set_pod_condition(p1, "False", "Unschedulable", "0/4 nodes are available")
+    changed = changes(server)[-1][2]["status"]["conditions"][0]
+    assert changed["lastTransitionTime"] == condition["lastTransitionTime"]  # same status
+
+
+def test_writes_to_a_vanished_or_replaced_pod_raise(server: FakeApiServer,
+                                                    backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    started(backend)
+    old = info(server, "p1")
+    server.delete("pods", "default/p1")
+    wait_for(lambda: backend.pods.get("default/p1") is None)
+    with pytest.raises(BackendError, match="not found"):
+        backend.set_pod_condition(old, "False", "Unschedulable", "m")
+    server.put("pods", pod("p1"))
+    wait_for(lambda: backend.pods.get("default/p1") is not None)
+    with pytest.raises(BackendError, match="deleted and recreated"):
+        backend.set_nominated_node(old, "n1")
+    # the server's precondition catches what the informer has not seen yet
+    fresh = info(server, "p1")
+    server.fail("PATCH", "p1$", 422, "Invalid", "immutable", [{"field": "metadata.uid"}])
+    with pytest.raises(BackendError, match="deleted and recreated"):
+        backend.patch_pod_metadata(fresh, {"a": "b"}, {})
+
+
+def test_status_patch_failures_are_logged_not_raised(server: FakeApiServer,
+                                                     backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    started(backend)
+    server.fail("PATCH", "status", 403, "Forbidden", "no")
+    backend.set_pod_condition(info(server, "p1"), "False", "Unschedulable", "m")
+    server.fail("PATCH", "status", 503, "ServiceUnavailable", "busy")  # retried
+    backend.set_pod_condition(info(server, "p1"), "False", "Unschedulable", "m2")
+    stored = server.get("pods", "default/p1")
+    assert stored is not None
+    assert stored["status"]["conditions"][0]["message"] == "m2"
+
+
+def test_nominated_node_and_metadata_patches(server: FakeApiServer,
+                                             backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    started(backend)
+    p1 = info(server, "p1")
+    backend.set_nominated_node(p1, "n1")
+    assert changes(server)[-1][2]["status"] == {"nominatedNodeName": "n1"}
+    wait_for(lambda: (backend.pods.get("default/p1") or {}).get("status", {}).get(
+        "nominatedNodeName") == "n1")
+    count = writes(server)
+    backend.set_nominated_node(p1, "n1")
+    assert writes(server) == count
+    backend.set_nominated_node(p1, None)
+    assert changes(server)[-1][2]["status"] == {"nominatedNodeName": None}
+    backend.patch_pod_metadata(p1, {"team": "a", "old": None}, {"note": "x"})
+    method, path, body = changes(server)[-1]
+    assert (method, path) == ("PATCH", "/api/v1/namespaces/default/pods/p1")
+    assert body["metadata"] == {"uid": p1.uid, "labels": {"team": "a", "old": None},
+                                "annotations": {"note": "x"}}
+    stored = server.get("pods", "default/p1")
+    assert stored is not None and stored["metadata"]["labels"] == {"team": "a"}
+
+
+def test_evict_uses_the_eviction_subresource(server: FakeApiServer,
+                                             backend: KubeBackend) -> None:
+    server.put("pods", pod("victim", node_name="n1"))
+    started(backend)
+    victim = info(server, "victim")
+    backend.evict(victim, "Preempted by pod u1 on node n1")
+    method, path, body = changes(server)[-1]
+    assert (method, path) == ("POST", "/api/v1/namespaces/default/pods/victim/eviction")
+    assert body["kind"] == "Eviction" and body["apiVersion"] == "policy/v1"
+    assert body["deleteOptions"]["preconditions"] == {"uid": victim.uid}
+    assert server.get("pods", "default/victim") is None
+    backend.events.close()
+    event = next(b for m, p, b in server.requests if p.endswith("/events"))
+    assert (event["type"], event["reason"], event["action"]) == (
+        "Normal", "Preempted", "Preempting")
+    assert event["note"] == "Preempted by pod u1 on node n1"
+
+
+def test_evict_refused_by_a_pdb_raises(server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("pods", pod("victim", node_name="n1"))
+    started(backend)
+    server.fail("POST", "eviction", 429, "TooManyRequests",
+                "Cannot evict pod as it would violate the pod's disruption budget.",
+                [{"type": "DisruptionBudget", "message": "needs 2 healthy pods"}])
+    with pytest.raises(BackendError, match="disruption budget"):
+        backend.evict(info(server, "victim"), "m")
+    assert server.get("pods", "default/victim") is not None
+
+
+def test_evict_falls_back_to_delete(server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("pods", pod("victim", node_name="n1"))
+    started(backend)
+    victim = info(server, "victim")
+    server.fail("POST", "eviction", 403, "Forbidden", "cannot create pods/eviction")
+    backend.evict(victim, "Preempted by pod u1 on node n1")
+    calls = [(m, p) for m, p, _ in changes(server)[-3:]]
+    assert calls == [("POST", "/api/v1/namespaces/default/pods/victim/eviction"),
+                     ("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
+                     ("DELETE", "/api/v1/namespaces/default/pods/victim")]
+    condition = changes(server)[-2][2]["status"]["conditions"][0]
+    assert (condition["type"], condition["reason"]) == ("DisruptionTarget",
+                                                        "PreemptionByScheduler")
+    assert changes(server)[-1][2]["preconditions"] == {"uid": victim.uid}
+    assert server.get("pods", "default/victim") is None
+
+
+def test_events_are_written_like_kube_scheduler(server: FakeApiServer,
+                                                backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    started(backend)
+    p1 = info(server, "p1")
+    backend.record_event(p1, "Warning", "FailedScheduling", "0/3 nodes are available")
+    backend.record_event(p1, "Normal", "Scheduled", "Successfully assigned default/p1 to n1")
+    backend.events.close()
+    posted = [b for m, p, b in server.requests if m == "POST" and p.endswith("/events")]
+    assert [p["reason"] for p in posted] == ["FailedScheduling", "Scheduled"]
+    failed, scheduled = posted
+    assert failed["apiVersion"] == "events.k8s.io/v1"
+    assert failed["metadata"]["namespace"] == "default"
+    assert re.fullmatch(r"p1\.[0-9a-f]+", failed["metadata"]["name"])
+    assert (failed["type"], failed["action"], failed["note"]) == (
+        "Warning", "Scheduling", "0/3 nodes are available")
+    assert (scheduled["type"], scheduled["action"]) == ("Normal", "Binding")
+    assert failed["reportingController"] == CONTROLLER
+    assert failed["reportingInstance"] == "policysched-test"
+    assert failed["regarding"] == {"apiVersion": "v1", "kind": "Pod", "namespace": "default",
+                                   "name": "p1", "uid": p1.uid,
+                                   "resourceVersion": p1.obj["metadata"]["resourceVersion"]}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", failed["eventTime"])
+
+
+def test_repeated_events_become_a_series(server: FakeApiServer,
+                                         backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    started(backend)
+    p1 = info(server, "p1")
+    for i in range(4):
+        backend.record_event(p1, "Warning", "FailedScheduling", f"attempt {i}")
+    backend.events.close()
+    sent = [(m, b) for m, p, b in server.requests if "/events" in p]
+    # a create, then series patches (the count written is the latest at write time)
+    assert [m for m, _ in sent][:2] == ["POST", "PATCH"] and len(sent) <= 3
+    assert sent[0][1]["note"] == "attempt 0"
+    assert sent[-1][1]["series"]["count"] == 4
+    stored = next(iter(server.store["events"].values()))
+    assert stored["series"]["count"] == 4
+
+
+def test_event_failures_never_raise(server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("pods", pod("p1"))
+    started(backend)
+    server.fail("POST", "events", 403, "Forbidden", "no events for you")
+    backend.record_event(info(server, "p1"), "Normal", "Scheduled", "m")
+    backend.events.close()
+    assert backend.events.failed == 1
+
+
+def test_notes_are_truncated_and_times_have_microseconds() -> None:
+    assert truncate_note("short") == "short"
+    long = truncate_note("x" * 2000)
+    assert len(long.encode()) == 1024 and long.endswith(" ...")
+    assert micro_time(1.5) == "1970-01-01T00:00:01.500000Z"
+
+
+# --------------------------------------------------------------------------- runner
+
+
+@pytest.fixture(scope="module")
+def engine() -> Any:
+    return load_engine([], None)
+
+
+class Recorder(RunObserver):
+    def __init__(self) -> None:
+        self.attempts: list[Attempt] = []
+        self.leading: list[bool] = []
+        self.synced = 0
+        self.loops = 0
+
+    def on_attempt(self, attempt: Attempt) -> None:
+        self.attempts.append(attempt)
+
+    def on_leading(self, leading: bool) -> None:
+        self.leading.append(leading)
+
+    def on_synced(self, seconds: float, nodes: int, pods: int) -> None:
+        self.synced += 1
+
+    def on_loop(self, scheduler: Any) -> None:
+        self.loops += 1
+
+
+def start_runner(runner: Runner) -> threading.Thread:
+    thread = threading.Thread(target=runner.run_until, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_runner_binds_pods_and_reports_failures(server: FakeApiServer, engine: Any) -> None:
+    for name in ("n1", "n2"):
+        server.put("nodes", node(name))
+    server.put("pods", pod("fits"))
+    server.put("pods", pod("huge", cpu="64"))
+    server.put("pods", pod("foreign", scheduler="default-scheduler"))
+    recorder = Recorder()
+    runner = Runner(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    thread = start_runner(runner)
+    try:
+        wait_for(lambda: len(recorder.attempts) >= 2)
+        by_pod = {a.pod: a for a in recorder.attempts}
+        assert by_pod["default/fits"].result == "scheduled"
+        assert by_pod["default/fits"].node in ("n1", "n2")
+        assert by_pod["default/huge"].result == "unschedulable"
+        assert "Insufficient cpu" in by_pod["default/huge"].message
+        stored = server.get("pods", "default/fits")
+        assert stored is not None and stored["spec"]["nodeName"] in ("n1", "n2")
+        foreign = server.get("pods", "default/foreign")
+        assert foreign is not None and "nodeName" not in foreign["spec"]
+        huge = server.get("pods", "default/huge")
+        assert huge is not None
+        assert huge["status"]["conditions"][0]["reason"] == "Unschedulable"
+        # a pod created later is bound through the watch
+        server.put("pods", pod("late"))
+        wait_for(lambda: (server.get("pods", "default/late") or {}).get("spec", {}).get(
+            "nodeName"))
+        assert recorder.synced == 1 and recorder.leading == [True]
+        assert runner.synced and runner.leading
+    finally:
+        runner.stop()
+        thread.join(5)
+    assert not thread.is_alive()
+    assert runner.backend is None
+
+
+def test_runner_honours_retry_after(server: FakeApiServer, engine: Any) -> None:
+    server.put("nodes", node("n1"))
+    server.put("pods", pod("delayed", annotations={"delay": "2"}))
+    created = time.time()
+    recorder = Recorder()
+    runner = Runner(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    thread = start_runner(runner)
+    try:
+        bound = wait_for(lambda: next((a for a in recorder.attempts
+                                       if a.result == "scheduled"), None), timeout=6)
+        # creationTimestamp has whole seconds: the delay ends 1..2 s after creation
+        assert 0.9 <= time.time() - created <= 3.0
+        assert bound.attempts == 2
+    finally:
+        runner.stop()
+        thread.join(5)
+
+
+def test_runner_schedules_only_while_leading(server: FakeApiServer, engine: Any) -> None:
+    server.put("nodes", node("n1"))
+    leader = threading.Event()
+    backends: list[KubeBackend] = []
+
+    def make() -> KubeBackend:
+        backends.append(KubeBackend(server.api_client()))
+        return backends[-1]
+
+    recorder = Recorder()
+    runner = Runner(engine, make, is_leader=leader.is_set, observers=[recorder])
+    thread = start_runner(runner)
+    try:
+        server.put("pods", pod("p1"))
+        time.sleep(0.7)
+        assert not backends and recorder.attempts == []  # a follower has no cache
+        leader.set()
+        wait_for(lambda: recorder.attempts)
+        leader.clear()
+        wait_for(lambda: runner.backend is None)
+        server.put("pods", pod("p2"))
+        time.sleep(0.7)
+        assert len(recorder.attempts) == 1
+        leader.set()  # a new leader: a fresh backend lists everything again
+        wait_for(lambda: len(recorder.attempts) == 2)
+        assert len(backends) == 2 and recorder.leading == [True, False, True]
+        assert recorder.synced == 2
+    finally:
+        runner.stop()
+        thread.join(5)
+
+
+def test_runner_swaps_policies_between_cycles(server: FakeApiServer, engine: Any) -> None:
+    server.put("nodes", node("n1"))
+    runner = Runner(engine, lambda: KubeBackend(server.api_client()))
+    thread = start_runner(runner)
+    try:
+        wait_for(lambda: runner.synced)
+        renamed = {"other": engine.frameworks["policysched"]}
+        runner.swap_policies(renamed)
+        wait_for(lambda: runner.scheduler is not None and set(runner.scheduler.profiles) ==
+                 {"other"})
+        server.put("pods", pod("p1", scheduler="other"))
+        wait_for(lambda: (server.get("pods", "default/p1") or {}).get("spec", {}).get(
+            "nodeName"))
+    finally:
+        runner.stop()
+        thread.join(5)
+
+
+def test_runner_recovers_a_pod_when_a_write_raises(server: FakeApiServer,
+                                                   engine: Any) -> None:
+    server.put("nodes", node("n1"))
+    runner = Runner(engine, lambda: KubeBackend(server.api_client()))
+    thread = start_runner(runner)
+    try:
+        wait_for(lambda: runner.synced)
+        scheduler = runner.scheduler
+        assert scheduler is not None
+        original = scheduler.backend.bind
+        calls = []
+
+        def exploding(pod: Any, node_name: str) -> None:
+            calls.append(pod.key)
+            if len(calls) == 1:
+                raise RuntimeError("boom")
+            original(pod, node_name)
+
+        scheduler.backend.bind = exploding  # type: ignore[method-assign]
+        server.put("pods", pod("p1"))
+        wait_for(lambda: (server.get("pods", "default/p1") or {}).get("spec", {}).get(
+            "nodeName"), timeout=8)
+        assert calls == ["default/p1", "default/p1"] and runner.errors == 1
+    finally:
+        runner.stop()
+        thread.join(5)
+
+
+# --------------------------------------------------------------------------- run()
+
+RUN_POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: {name}
+spec:
+  filter:
+  - name: not-cordoned
+    expression: "!node.unschedulable"
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _http(url: str) -> tuple[int, str]:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return int(response.status), response.read().decode()
+    except urllib.error.HTTPError as e:
+        return int(e.code), e.read().decode()
+
+
+def test_run_serves_metrics_and_health_and_hot_reloads(server: FakeApiServer,
+                                                       tmp_path: Any) -> None:
+    from policysched.run import run
+
+    port = _free_port()
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "a.yaml").write_text(RUN_POLICY.format(name="first"))
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: policysched.io/v1alpha1\nkind: SchedulerConfiguration\n"
+                      f"healthzBindAddress: 127.0.0.1:{port}\n"
+                      "policySources:\n  directories: [policies]\n"
+                      "profiles:\n- schedulerName: policysched\n")
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "fake",
+        "clusters": [{"name": "fake", "cluster": {"server": server.url}}],
+        "users": [{"name": "fake", "user": {"token": "secret"}}],
+        "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "fake"}}]}))
+    server.put("nodes", node("n1"))
+    server.put("pods", pod("p1"))
+    stop = threading.Event()
+    codes: list[int] = []
+    thread = threading.Thread(target=lambda: codes.append(run(
+        str(kubeconfig), str(config), [], False, stop_event=stop,
+        install_signal_handlers=False, identity="policysched-replica-1")), daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: (server.get("pods", "default/p1") or {}).get("spec", {}).get(
+            "nodeName"), timeout=10)
+        assert _http(url + "/healthz") == (200, "ok\n")
+        wait_for(lambda: _http(url + "/readyz")[0] == 200)
+        text = wait_for(lambda: next(  # the attempt is reported just after the bind
+            (t for _, t in [_http(url + "/metrics")] if 'scheduler_schedule_attempts_total{'
+             'profile="policysched",result="scheduled"} 1.0' in t), None))
+        assert ('scheduler_framework_extension_point_duration_seconds_count{'
+                'extension_point="Filter",profile="policysched",status="Success"}') in text
+        scheduled = wait_for(lambda: next(
+            (b for m, p, b in server.requests if m == "POST" and p.endswith("/events")
+             and b["reason"] == "Scheduled"), None))
+        assert scheduled["reportingInstance"] == "policysched-replica-1"
+
+        (policies / "b.yaml").write_text(RUN_POLICY.format(name="second"))
+        wait_for(lambda: 'policysched_policy_reloads_total{result="success"} 1.0'
+                 in _http(url + "/metrics")[1], timeout=10)
+    finally:
+        stop.set()
+        thread.join(10)
+    assert codes == [0]
+    with pytest.raises(OSError):
+        _http(url + "/healthz")

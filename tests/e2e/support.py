@@ -1,0 +1,637 @@
+"""Helpers of the end-to-end suite: the private local control plane, manifests, identities,
+the ``policysched run`` process, and waiting on the API with watches (never bare sleeps).
+The fixtures that use them are in ``conftest.py``."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+CLUSTER_SH = REPO / "deploy" / "local" / "cluster.sh"
+HERE = Path(__file__).resolve().parent
+
+SYSTEM_NAMESPACE = "policysched-system"
+SERVICE_ACCOUNT = "policysched"
+SCHEDULER_NAME = "policysched"
+LEASE_NAME = "policysched"
+FIELD_MANAGER = "policysched-e2e"
+NODE_COUNT = 3
+
+UP_TIMEOUT = 2400.0  # seconds: a cold `up` builds the binaries (18 min measured on 2 cores)
+DOWN_TIMEOUT = 120.0
+READY_TIMEOUT = 90.0  # seconds for `policysched run` to list the cluster and load policies
+STOP_TIMEOUT = 15.0
+FORBIDDEN = re.compile(r"[Ff]orbidden")
+LEADER_METRIC = "leader_election_master_status"
+ATTEMPTS_METRIC = "scheduler_schedule_attempts_total"
+TOKEN_SECONDS = 4 * 3600  # the ServiceAccount token outlives any run of the suite
+
+# The RBAC manifests the suite applies with the admin identity (the Deployment is not run:
+# there is no kube-controller-manager, and the scheduler runs as a local process instead).
+RBAC_MANIFESTS = ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml",
+                  "clusterrolebinding.yaml", "role.yaml", "rolebinding.yaml")
+POLICY_CONFIGMAPS = "policies-configmap.yaml"
+SCHEDULER_CONFIG = "scheduler-config.yaml"
+
+
+class ClusterError(RuntimeError):
+    """The local control plane could not be started (the message is the script's reason)."""
+
+
+# ------------------------------------------------------------------------------ the cluster
+
+
+@dataclass
+class Cluster:
+    """A running private control plane: ``deploy/local/cluster.sh`` with its own
+    ``CLUSTER_DIR``; ``api`` is an admin ``ApiClient``."""
+
+    dir: Path
+    env: dict[str, str]
+    api: Any
+    up_seconds: float
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.dir / "kubeconfig"
+
+    @property
+    def url(self) -> str:
+        return self.env["APISERVER_URL"]
+
+    @property
+    def ca_cert(self) -> Path:
+        return Path(self.env["CA_CERT"])
+
+
+def script_env(cluster_dir: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["CLUSTER_DIR"] = str(cluster_dir)
+    env.pop("KUBECONFIG", None)
+    return env
+
+
+def read_cluster_env(cluster_dir: Path) -> dict[str, str]:
+    values: dict[str, str] = {}
+    for line in (cluster_dir / "cluster.env").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            values[key] = value.strip("'\"")
+    return values
+
+
+def start_cluster(cluster_dir: Path, nodes: int = NODE_COUNT) -> Cluster:
+    """``cluster.sh up --nodes N`` in ``cluster_dir``; raises ``ClusterError`` with the
+    script's own reason (the tail of its output) when it fails."""
+    from kubernetes import config
+
+    cluster_dir.mkdir(parents=True, exist_ok=True)
+    log_path = cluster_dir / "up.log"
+    started = time.monotonic()
+    with log_path.open("w") as log:
+        try:
+            done = subprocess.run([str(CLUSTER_SH), "up", "--nodes", str(nodes)],
+                                  env=script_env(cluster_dir), stdout=log,
+                                  stderr=subprocess.STDOUT, timeout=UP_TIMEOUT, check=False)
+            returncode = done.returncode
+        except subprocess.TimeoutExpired:
+            returncode = -1
+        except OSError as e:
+            raise ClusterError(f"cannot run {CLUSTER_SH}: {e}") from None
+    seconds = time.monotonic() - started
+    if returncode != 0:
+        tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-40:])
+        why = (f"timed out after {UP_TIMEOUT:.0f} s" if returncode == -1
+               else f"exit status {returncode}")
+        raise ClusterError(f"deploy/local/cluster.sh up --nodes {nodes} failed ({why}); "
+                           f"its output ({log_path}) ends with:\n{tail}")
+    env = read_cluster_env(cluster_dir)
+    api = config.new_client_from_config(config_file=str(cluster_dir / "kubeconfig"))
+    return Cluster(cluster_dir, env, api, seconds)
+
+
+def attach_cluster(cluster_dir: Path) -> Cluster:
+    """A cluster already running in ``cluster_dir`` (``cluster.sh status`` passes)."""
+    from kubernetes import config
+
+    done = subprocess.run([str(CLUSTER_SH), "status"], env=script_env(cluster_dir),
+                          capture_output=True, text=True, timeout=60, check=False)
+    if done.returncode != 0:
+        raise ClusterError(f"no cluster running in {cluster_dir}:\n{done.stdout}{done.stderr}")
+    api = config.new_client_from_config(config_file=str(cluster_dir / "kubeconfig"))
+    return Cluster(cluster_dir, read_cluster_env(cluster_dir), api, 0.0)
+
+
+def stop_cluster(cluster_dir: Path) -> str:
+    """``cluster.sh down`` (stops every process registered in ``cluster_dir``)."""
+    done = subprocess.run([str(CLUSTER_SH), "down"], env=script_env(cluster_dir),
+                          capture_output=True, text=True, timeout=DOWN_TIMEOUT, check=False)
+    return done.stdout + done.stderr
+
+
+# ------------------------------------------------------------------------------ manifests
+
+
+def load_manifests(path: Path) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(path.read_text()) if d]
+
+
+def apply(api: Any, documents: Iterable[Mapping[str, Any]]) -> None:
+    """Server-side apply each document (create or update), as ``kubectl apply
+    --server-side --force-conflicts`` would."""
+    from kubernetes import dynamic
+
+    client = dynamic.DynamicClient(api)
+    for document in documents:
+        resource = client.resources.get(api_version=document["apiVersion"],
+                                        kind=document["kind"])
+        metadata = document["metadata"]
+        kwargs: dict[str, Any] = {"name": metadata["name"]}
+        if resource.namespaced:
+            kwargs["namespace"] = metadata.get("namespace", "default")
+        resource.server_side_apply(body=dict(document), field_manager=FIELD_MANAGER,
+                                   force_conflicts=True, **kwargs)
+
+
+def create(api: Any, document: Mapping[str, Any]) -> Any:
+    """POST one object as given (status included: a Node's allocatable), through the
+    dynamic client (no client-side model validation)."""
+    from kubernetes import dynamic
+
+    resource = dynamic.DynamicClient(api).resources.get(api_version=document["apiVersion"],
+                                                        kind=document["kind"])
+    namespace = document["metadata"].get("namespace") if resource.namespaced else None
+    return resource.create(body=dict(document), namespace=namespace)
+
+
+def apply_files(api: Any, *names: str, directory: Path = DEPLOY) -> None:
+    for name in names:
+        apply(api, load_manifests(directory / name))
+
+
+def wait_for_api(api: Any, group: str, version: str, resource: str,
+                 timeout: float = 30.0) -> None:
+    """Until the API server's discovery serves ``resource`` in ``group/version`` (a newly
+    created CRD)."""
+    from kubernetes import client
+
+    custom: Any = client.CustomObjectsApi(api)
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(Exception):
+            served = custom.get_api_resources(group, version)
+            if any(r.name == resource for r in served.resources or []):
+                return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{resource}.{group}/{version} not served after {timeout} s")
+        time.sleep(0.2)
+
+
+# ------------------------------------------------------------------------------ identities
+
+
+def mint_token(api: Any, namespace: str, service_account: str,
+               seconds: int = TOKEN_SECONDS) -> str:
+    """A ServiceAccount token from the TokenRequest API
+    (POST serviceaccounts/<name>/token)."""
+    from kubernetes import client
+
+    request = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+               "spec": {"expirationSeconds": seconds}}
+    core: Any = client.CoreV1Api(api)
+    answer = core.create_namespaced_service_account_token(
+        service_account, namespace, request)
+    return str(answer.status.token)
+
+
+def write_kubeconfig(path: Path, cluster: Cluster, user: str, token: str) -> Path:
+    ca = base64.b64encode(cluster.ca_cert.read_bytes()).decode()
+    config = {
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": [{"name": "policysched-e2e",
+                      "cluster": {"server": cluster.url, "certificate-authority-data": ca}}],
+        "users": [{"name": user, "user": {"token": token}}],
+        "contexts": [{"name": user, "context": {"cluster": "policysched-e2e", "user": user}}],
+        "current-context": user,
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+    path.chmod(0o600)
+    return path
+
+
+def client_for(kubeconfig: Path) -> Any:
+    from kubernetes import config
+
+    return config.new_client_from_config(config_file=str(kubeconfig))
+
+
+# ------------------------------------------------------------------------------ the scheduler
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def policysched_command() -> list[str]:
+    script = Path(sys.executable).parent / "policysched"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("policysched")
+    if found is None:
+        raise AssertionError("the policysched command is not installed (pip install -e .)")
+    return [found]
+
+
+def render_config(path: Path, *, port: int, lease_name: str = LEASE_NAME,
+                  scheduler_name: str | None = None,
+                  lease_seconds: tuple[int, int, int] | None = None) -> Path:
+    """deploy/scheduler-config.yaml for a local process: /healthz etc. on 127.0.0.1:port;
+    optionally another Lease, a renamed first profile (only that one kept) and shorter
+    leader-election durations (lease, renew deadline, retry period)."""
+    configuration = yaml.safe_load((DEPLOY / SCHEDULER_CONFIG).read_text())
+    configuration["healthzBindAddress"] = f"127.0.0.1:{port}"
+    configuration["leaderElection"]["leaseName"] = lease_name
+    if lease_seconds is not None:
+        lease, renew, retry = lease_seconds
+        configuration["leaderElection"].update(
+            leaseDurationSeconds=lease, renewDeadlineSeconds=renew, retryPeriodSeconds=retry)
+    if scheduler_name is not None:
+        profile = dict(configuration["profiles"][0], schedulerName=scheduler_name)
+        configuration["profiles"] = [profile]
+    path.write_text(yaml.safe_dump(configuration, sort_keys=False))
+    return path
+
+
+def http_get(url: str, timeout: float = 5.0) -> tuple[int, str]:
+    """(status, body); status 0 when nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return int(response.status), response.read().decode(errors="replace")
+    except urllib.error.HTTPError as e:
+        return int(e.code), e.read().decode(errors="replace")
+    except (urllib.error.URLError, OSError):
+        return 0, ""
+
+
+@dataclass
+class SchedulerProcess:
+    """``policysched run`` as a subprocess, its log in a file, its pid registered in the
+    cluster directory (so ``cluster.sh down`` stops it too if the suite is interrupted)."""
+
+    name: str
+    cluster_dir: Path
+    kubeconfig: Path
+    config: Path
+    port: int
+    extra_args: tuple[str, ...] = ()
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    ready_seconds: float | None = None
+
+    @property
+    def log_path(self) -> Path:
+        return self.cluster_dir / f"{self.name}.log"
+
+    @property
+    def pid_path(self) -> Path:
+        return self.cluster_dir / f"{self.name}.pid"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def command(self) -> list[str]:
+        return [*policysched_command(), "run", "--kubeconfig", str(self.kubeconfig),
+                "--config", str(self.config), "--leader-elect", *self.extra_args]
+
+    def start(self) -> SchedulerProcess:
+        env = dict(os.environ)
+        env.pop("KUBECONFIG", None)
+        env["PYTHONUNBUFFERED"] = "1"
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(self.command(), stdout=log,
+                                            stderr=subprocess.STDOUT, env=env,
+                                            cwd=str(self.cluster_dir),
+                                            start_new_session=True)
+        self.pid_path.write_text(f"{self.process.pid}\n")
+        self.started_at = time.monotonic()
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def forbidden(self) -> list[str]:
+        """Log lines of requests the API server refused (a missing RBAC permission)."""
+        return [line for line in self.log_text().splitlines() if FORBIDDEN.search(line)]
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-lines:])
+
+    def get(self, path: str) -> tuple[int, str]:
+        return http_get(self.url + path)
+
+    def wait(self, what: str, check: Callable[[], bool], timeout: float) -> None:
+        """Poll ``check`` (every 0.1 s) until it holds; fail with the log if the process
+        exits or the time is up."""
+        deadline = time.monotonic() + timeout
+        while not check():
+            if not self.running:
+                raise AssertionError(f"{self.name} exited ({self.returncode()}) while "
+                                     f"waiting for {what}; its log ends with:\n"
+                                     f"{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name}: timed out after {timeout:.0f} s waiting "
+                                     f"for {what}; its log ends with:\n{self.log_tail()}")
+            time.sleep(0.1)
+
+    def leading(self, lease: str = f"{SYSTEM_NAMESPACE}/{LEASE_NAME}") -> bool | None:
+        """Whether /metrics says this process holds ``lease`` (None: no answer)."""
+        status, text = self.get("/metrics")
+        if status != 200:
+            return None
+        return metric_value(text, LEADER_METRIC, {"name": lease}) == 1.0
+
+    def wait_ready(self, lease: str | None = f"{SYSTEM_NAMESPACE}/{LEASE_NAME}",
+                   timeout: float = READY_TIMEOUT) -> float:
+        """Until the process leads ``lease`` (when given) and /readyz answers 200 (informers
+        synced, policies loaded); returns the seconds since the start."""
+        def ready() -> bool:
+            # leading first: a standby is ready too, a new leader only once synced
+            if lease is not None and not self.leading(lease):
+                return False
+            return self.get("/readyz")[0] == 200
+
+        self.wait(f"leading {lease} and /readyz" if lease else "/readyz", ready, timeout)
+        self.ready_seconds = time.monotonic() - self.started_at
+        return self.ready_seconds
+
+    def wait_healthy(self, timeout: float = READY_TIMEOUT) -> None:
+        self.wait("/healthz", lambda: self.get("/healthz")[0] == 200, timeout)
+
+    def metrics(self) -> str:
+        status, text = self.get("/metrics")
+        if status != 200:
+            raise AssertionError(f"{self.name} /metrics answered {status}: {text[:500]}")
+        return text
+
+    def returncode(self) -> int | None:
+        return None if self.process is None else self.process.poll()
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = STOP_TIMEOUT) -> int | None:
+        """Signal the process (TERM: graceful, releases the Lease) and reap it; KILL after
+        ``timeout`` s."""
+        process = self.process
+        if process is None:
+            return None
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(sig)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
+                process.wait(10)
+        with contextlib.suppress(FileNotFoundError):
+            self.pid_path.unlink()
+        return process.returncode
+
+
+# ------------------------------------------------------------------------------ metrics
+
+
+def metric_value(text: str, name: str, labels: Mapping[str, str] | None = None) -> float | None:
+    """The value of one sample of a Prometheus text exposition (None when absent)."""
+    wanted = labels or {}
+    for line in text.splitlines():
+        if not line.startswith(name) or line.startswith("#"):
+            continue
+        match = re.match(r"^([A-Za-z_:][A-Za-z0-9_:]*)(\{(.*)\})?\s+(\S+)", line)
+        if match is None or match.group(1) != name:
+            continue
+        found = dict(re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"',
+                                match.group(3) or ""))
+        if all(found.get(k) == v for k, v in wanted.items()):
+            return float(match.group(4))
+    return None
+
+
+def metric_labels(text: str, name: str) -> list[dict[str, str]]:
+    """The label sets of every sample of ``name``."""
+    found = []
+    for line in text.splitlines():
+        match = re.match(r"^([A-Za-z_:][A-Za-z0-9_:]*)\{(.*)\}\s+\S+", line)
+        if match is not None and match.group(1) == name:
+            found.append(dict(re.findall(r'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"',
+                                         match.group(2))))
+    return found
+
+
+# ------------------------------------------------------------------------------ waiting
+
+
+def wait_for(list_fn: Callable[..., Any], *args: Any, predicate: Callable[[Any], bool],
+             timeout: float, what: str, **kwargs: Any) -> Any:
+    """The first object listed by ``list_fn(*args, **kwargs)`` (a client list method) that
+    satisfies ``predicate``, now or as a watch reports it; AssertionError after
+    ``timeout`` seconds."""
+    from kubernetes import watch
+    from kubernetes.client.exceptions import ApiException
+
+    deadline = time.monotonic() + timeout
+    resource_version: str | None = None
+    while True:
+        if resource_version is None:
+            listing = list_fn(*args, **kwargs)
+            for item in listing.items:
+                if predicate(item):
+                    return item
+            resource_version = listing.metadata.resource_version
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        stream = watch.Watch()
+        try:
+            for event in stream.stream(list_fn, *args, resource_version=resource_version,
+                                       timeout_seconds=max(1, int(remaining + 0.999)),
+                                       allow_watch_bookmarks=True,
+                                       _request_timeout=remaining + 10, **kwargs):
+                obj = event["object"]
+                if isinstance(obj, dict):  # an ERROR event the client did not raise
+                    resource_version = None
+                    break
+                resource_version = obj.metadata.resource_version or resource_version
+                if event["type"] in ("ADDED", "MODIFIED") and predicate(obj):
+                    return obj
+                if time.monotonic() > deadline:
+                    break
+        except ApiException as e:
+            if e.status != 410:
+                raise
+            resource_version = None  # expired: list again
+        finally:
+            stream.stop()
+
+
+def wait_for_pod(core: Any, namespace: str, name: str, predicate: Callable[[Any], bool],
+                 timeout: float, what: str) -> Any:
+    return wait_for(core.list_namespaced_pod, namespace, predicate=predicate, timeout=timeout,
+                    what=f"pod {namespace}/{name}: {what}",
+                    field_selector=f"metadata.name={name}")
+
+
+def wait_for_deletion(core: Any, namespace: str, name: str, uid: str | None,
+                      timeout: float) -> None:
+    """Until the pod ``name`` (with ``uid``, when given) no longer exists."""
+    from kubernetes import watch
+
+    deadline = time.monotonic() + timeout
+    selector = f"metadata.name={name}"
+    while True:
+        listing = core.list_namespaced_pod(namespace, field_selector=selector)
+        if not [p for p in listing.items if uid is None or p.metadata.uid == uid]:
+            return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"pod {namespace}/{name} still exists after {timeout:.0f} s")
+        stream = watch.Watch()
+        try:
+            for event in stream.stream(core.list_namespaced_pod, namespace,
+                                       field_selector=selector,
+                                       resource_version=listing.metadata.resource_version,
+                                       timeout_seconds=max(1, int(remaining + 0.999)),
+                                       _request_timeout=remaining + 10):
+                obj = event["object"]
+                if (event["type"] == "DELETED" and not isinstance(obj, dict)
+                        and (uid is None or obj.metadata.uid == uid)):
+                    return
+        except Exception:  # expired or cut: list again
+            pass
+        finally:
+            stream.stop()
+
+
+def is_bound(pod: Any) -> bool:
+    return bool(pod.spec.node_name)
+
+
+def scheduled_condition(pod: Any) -> Any:
+    for condition in (pod.status.conditions or []) if pod.status else []:
+        if condition.type == "PodScheduled":
+            return condition
+    return None
+
+
+def unschedulable_with(text: str) -> Callable[[Any], bool]:
+    """A predicate: the pod's PodScheduled condition is False/Unschedulable and its message
+    contains ``text``."""
+    def check(pod: Any) -> bool:
+        condition = scheduled_condition(pod)
+        return (condition is not None and condition.status == "False"
+                and condition.reason == "Unschedulable" and text in (condition.message or ""))
+    return check
+
+
+def wait_for_event(events: Any, namespace: str, predicate: Callable[[Any], bool],
+                   timeout: float, what: str) -> Any:
+    return wait_for(events.list_namespaced_event, namespace, predicate=predicate,
+                    timeout=timeout, what=what)
+
+
+def stays(check: Callable[[], bool], seconds: float, interval: float = 0.25) -> bool:
+    """Whether ``check()`` holds every ``interval`` for ``seconds`` (a negative check:
+    something must *not* happen during a window)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not check():
+            return False
+        time.sleep(interval)
+    return check()
+
+
+# ------------------------------------------------------------------------------ objects
+
+
+def pod(name: str, *, scheduler_name: str = SCHEDULER_NAME, cpu: str = "100m",
+        memory: str = "128Mi", labels: Mapping[str, str] | None = None,
+        annotations: Mapping[str, str] | None = None, priority_class: str | None = None,
+        host_port: int | None = None, node_selector: Mapping[str, str] | None = None,
+        tolerations: list[dict[str, Any]] | None = None,
+        affinity: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    container: dict[str, Any] = {
+        "name": "app", "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": cpu, "memory": memory}}}
+    if host_port is not None:
+        container["ports"] = [{"containerPort": 8080, "hostPort": host_port,
+                               "protocol": "TCP"}]
+    spec: dict[str, Any] = {"schedulerName": scheduler_name, "containers": [container],
+                            "terminationGracePeriodSeconds": 0}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    if node_selector:
+        spec["nodeSelector"] = dict(node_selector)
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if affinity:
+        spec["affinity"] = dict(affinity)
+    metadata: dict[str, Any] = {"name": name}
+    if labels:
+        metadata["labels"] = dict(labels)
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def node(name: str, *, labels: Mapping[str, str] | None = None, cpu: str = "4",
+         memory: str = "32Gi", taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """A KWOK fake node like deploy/local/node-template.json's (kwok keeps it Ready)."""
+    template = json.loads((REPO / "deploy" / "local" / "node-template.json").read_text()
+                          .replace("${NAME}", name).replace("${ZONE}", "zone-e2e"))
+    template["metadata"]["labels"].update(labels or {})
+    template["metadata"]["labels"]["type"] = "e2e"  # not one of cluster.sh's type=kwok nodes
+    resources = {"cpu": cpu, "memory": memory, "pods": "110"}
+    template["status"]["allocatable"] = dict(resources)
+    template["status"]["capacity"] = dict(resources)
+    if taints:
+        template["spec"]["taints"] = taints
+    return dict(template)
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(3)}"
+
+
+@contextlib.contextmanager
+def timed() -> Iterator[Callable[[], float]]:
+    started = time.monotonic()
+    yield lambda: time.monotonic() - started
