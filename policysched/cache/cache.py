@@ -130,6 +130,7 @@ class Cache:
             self._assumed.pop(key, None)
             self._binding_finished.discard(key)
             self._unplace(key)
+            self._changed()  # the cluster-wide `pods` list changed even if no node did
             return CacheChange(event, old_pod=old)
         pod = pod_info(event.obj, self._pod_groups)
         key = pod.key
@@ -146,6 +147,7 @@ class Cache:
             self._place(pod, pod.node_name)
         else:
             self._unplace(key)
+            self._changed()  # a pending pod is in the cluster-wide `pods` list too
         return CacheChange(event, pod=pod, old_pod=old)
 
     def _apply_node(self, event: ClusterEvent) -> CacheChange:

@@ -167,6 +167,8 @@ class Scheduler:
                 "spec"))
         else:
             self.queue.add(pod)
+            # a new pod can make others schedulable (a gang's last member, affinity)
+            self.queue.move_all("PodAdd")
 
     def _gate(self, pod: PodInfo) -> str | None:
         fwk = self.profiles.get(pod.scheduler_name)

@@ -47,10 +47,24 @@ def pytest_configure(config: Any) -> None:
         "markers", "e2e: needs the local control plane (deploy/local/cluster.sh)")
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("e2e") is not None:
+        _SESSION.setdefault("e2e_started", time.monotonic())
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "teardown" and "e2e" in report.keywords:
+        _SESSION["e2e_ended"] = time.monotonic()
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if "e2e_started" in _SESSION:
+        end = _SESSION.get("e2e_ended", time.monotonic())
+        FIGURES["e2e suite duration (every e2e module, their clusters included)"] = \
+            f"{end - _SESSION['e2e_started']:.1f} s"
     if "cluster_started" in _SESSION:
         end = _SESSION.get("cluster_stopped", time.monotonic())
-        FIGURES["e2e duration (cluster up → cluster down)"] = \
+        FIGURES["this suite's private cluster: up → down"] = \
             f"{end - _SESSION['cluster_started']:.1f} s"
     if not FIGURES:
         return

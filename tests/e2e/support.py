@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,6 @@ READY_TIMEOUT = 90.0  # seconds for `policysched run` to list the cluster and lo
 STOP_TIMEOUT = 15.0
 FORBIDDEN = re.compile(r"[Ff]orbidden")
 LEADER_METRIC = "leader_election_master_status"
-ATTEMPTS_METRIC = "scheduler_schedule_attempts_total"
 TOKEN_SECONDS = 4 * 3600  # the ServiceAccount token outlives any run of the suite
 
 # The RBAC manifests the suite applies with the admin identity (the Deployment is not run:
@@ -265,22 +264,11 @@ def policysched_command() -> list[str]:
     return [found]
 
 
-def render_config(path: Path, *, port: int, lease_name: str = LEASE_NAME,
-                  scheduler_name: str | None = None,
-                  lease_seconds: tuple[int, int, int] | None = None) -> Path:
-    """deploy/scheduler-config.yaml for a local process: /healthz etc. on 127.0.0.1:port;
-    optionally another Lease, a renamed first profile (only that one kept) and shorter
-    leader-election durations (lease, renew deadline, retry period)."""
+def render_config(path: Path, *, port: int) -> Path:
+    """deploy/scheduler-config.yaml for a local process: /healthz, /readyz and /metrics on
+    127.0.0.1:port instead of every interface's :10259."""
     configuration = yaml.safe_load((DEPLOY / SCHEDULER_CONFIG).read_text())
     configuration["healthzBindAddress"] = f"127.0.0.1:{port}"
-    configuration["leaderElection"]["leaseName"] = lease_name
-    if lease_seconds is not None:
-        lease, renew, retry = lease_seconds
-        configuration["leaderElection"].update(
-            leaseDurationSeconds=lease, renewDeadlineSeconds=renew, retryPeriodSeconds=retry)
-    if scheduler_name is not None:
-        profile = dict(configuration["profiles"][0], schedulerName=scheduler_name)
-        configuration["profiles"] = [profile]
     path.write_text(yaml.safe_dump(configuration, sort_keys=False))
     return path
 
@@ -568,17 +556,6 @@ def wait_for_event(events: Any, namespace: str, predicate: Callable[[Any], bool]
                     timeout=timeout, what=what)
 
 
-def stays(check: Callable[[], bool], seconds: float, interval: float = 0.25) -> bool:
-    """Whether ``check()`` holds every ``interval`` for ``seconds`` (a negative check:
-    something must *not* happen during a window)."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not check():
-            return False
-        time.sleep(interval)
-    return check()
-
-
 # ------------------------------------------------------------------------------ objects
 
 
@@ -629,9 +606,3 @@ def node(name: str, *, labels: Mapping[str, str] | None = None, cpu: str = "4",
 
 def unique(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(3)}"
-
-
-@contextlib.contextmanager
-def timed() -> Iterator[Callable[[], float]]:
-    started = time.monotonic()
-    yield lambda: time.monotonic() - started
