@@ -106,14 +106,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[support.Cluste
         attached.api.close()
         return
     cluster_dir = tmp_path_factory.mktemp("cluster", numbered=True)
-    failure = ""
-    try:
-        running = support.start_cluster(cluster_dir)
-    except support.ClusterError as e:
-        failure = str(e)
-    if failure:  # a failure, never a skip: the suite cannot run without its cluster
-        support.stop_cluster(cluster_dir)  # whatever `up` left behind (it cleans up itself)
-        pytest.fail(failure, pytrace=False)
+    failures: list[str] = []
+    running: support.Cluster | None = None
+    for _ in range(2):  # one retry: a start-up can lose a race for a port on a busy machine
+        try:
+            running = support.start_cluster(cluster_dir)
+            break
+        except support.ClusterError as e:
+            failures.append(str(e))
+            support.stop_cluster(cluster_dir)  # whatever `up` left behind
+    if running is None:  # a failure, never a skip: the suite cannot run without its cluster
+        pytest.fail("\n\n".join(failures), pytrace=False)
+    if failures:
+        figure("cluster up: first attempt failed", failures[0].splitlines()[0])
     figure("cluster up (3 nodes)", f"{running.up_seconds:.1f} s  [{cluster_dir}]")
     try:
         yield running

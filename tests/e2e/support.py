@@ -106,7 +106,8 @@ def start_cluster(cluster_dir: Path, nodes: int = NODE_COUNT) -> Cluster:
     from kubernetes import config
 
     cluster_dir.mkdir(parents=True, exist_ok=True)
-    log_path = cluster_dir / "up.log"
+    # beside the cluster directory: `up` clears the directory's *.log files when it starts
+    log_path = cluster_dir.with_name(cluster_dir.name + "-up.txt")
     started = time.monotonic()
     with log_path.open("w") as log:
         try:
