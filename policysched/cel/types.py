@@ -55,11 +55,5 @@ def type_of_type(t: Type) -> Type:
 
 
 LIST_DYN = list_of(DYN)
-MAP_DYN = map_of(DYN, DYN)
 MAP_STRING_STRING = map_of(STRING, STRING)
 MAP_STRING_DYN = map_of(STRING, DYN)
-NUMERIC = frozenset({INT, UINT, DOUBLE})
-
-
-def is_dyn(t: Type) -> bool:
-    return t.name == "dyn" or t.is_param

@@ -242,18 +242,6 @@ def type_name(v: Any) -> str:
         return type(v).__name__
 
 
-def check_int(v: int) -> int:
-    if INT64_MIN <= v <= INT64_MAX:
-        return v
-    raise CelError("return error for overflow")
-
-
-def check_uint(v: int) -> UInt:
-    if 0 <= v <= UINT64_MAX:
-        return UInt(v)
-    raise CelError("return error for overflow")
-
-
 def is_number(v: Any) -> bool:
     t = type(v)
     return t is int or t is float or t is UInt
@@ -336,23 +324,3 @@ def compare(a: Any, b: Any) -> int:
 
 
 _ORDERED = frozenset({int, UInt, float, str, bytes, bool, Timestamp, Duration})
-
-
-def format_value(v: Any) -> str:
-    """A CEL-like literal rendering of a value, for messages and ``explain`` output."""
-    t = type(v)
-    if t is bool:
-        return "true" if v else "false"
-    if v is None:
-        return "null"
-    if t is str:
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if t is UInt:
-        return f"{int(v)}u"
-    if t is float:
-        return repr(v)
-    if t is list or t is tuple:
-        return "[" + ", ".join(format_value(x) for x in v) + "]"
-    if t is dict:
-        return "{" + ", ".join(f"{format_value(k)}: {format_value(x)}" for k, x in v.items()) + "}"
-    return repr(v)

@@ -25,7 +25,6 @@ NO_NODE_AVAILABLE = "0/{total} nodes are available:"
 PREEMPTION_PREFIX = "preemption:"
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PREEMPTION_NO_VICTIMS = "No preemption victims found for incoming pod"
-PREEMPTION_NOT_ELIGIBLE = "not eligible due to a terminating pod on the nominated node."
 
 FILTER_DEFAULT_REASON = "node(s) didn't satisfy policy {rule}"
 RULE_REJECTED = "rejected by {rule}"
