@@ -39,13 +39,11 @@ from typing import Any, Final, Protocol
 from .framework.runner import Framework
 from .framework.scheduler import EngineSettings
 from .metrics import RELOAD_FAILURE, RELOAD_SUCCESS, SchedulerMetrics
-from .policy import LoadResult, PolicySet, load_configmap, load_paths, schema
-from .policy.compile import compile_policy
-from .policy.diagnostics import Diagnostic, sort_key
-from .policy.documents import CONFIGURATION_KIND, POLICY_KIND, LoadedDocument
+from .policy import LoadResult, PolicySet, load_configmap, load_paths
+from .policy.diagnostics import Diagnostic
+from .policy.documents import LoadedDocument
 from .policy.loader import yaml_files
-from .policy.model import Policy
-from .policy.policy_set import duplicate_names
+from .policy.policy_set import CompiledDocument, build_policy_set, compile_document
 from .profiles import ConfigurationError, build_frameworks
 
 POLICY_LABEL: Final = "policysched.io/policy"
@@ -195,9 +193,6 @@ def _truncate(note: str, limit: int = NOTE_LIMIT) -> str:
 # -- compiling, with a cache ------------------------------------------------------------------
 
 
-_CompiledDocument = tuple[list[Diagnostic], Policy | None]  # (diagnostics, policy)
-
-
 class CompileCache:
     """``build_policy_set`` that compiles only what changed: a document whose source text
     (file, or ConfigMap key) is unchanged since the last build reuses its compiled policy
@@ -205,43 +200,21 @@ class CompileCache:
     changed ConfigMap should not cost that."""
 
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, str | None, int, str, str], _CompiledDocument] = {}
+        self._entries: dict[tuple[str, str | None, int, str, str], CompiledDocument] = {}
 
     def build(self, loaded: LoadResult) -> PolicySet:
-        diagnostics = list(loaded.diagnostics)
-        policies: list[Policy] = []
-        configurations: list[LoadedDocument] = []
-        used: dict[tuple[str, str | None, int, str, str], _CompiledDocument] = {}
-        for document in loaded.documents:
+        used: dict[tuple[str, str | None, int, str, str], CompiledDocument] = {}
+
+        def compile_cached(document: LoadedDocument) -> CompiledDocument:
             text = hashlib.sha256(document.yaml.text.encode()).hexdigest()
             key = (document.source, document.origin, document.yaml.number, document.kind, text)
-            entry = used.get(key) or self._entries.get(key) or self._compile(document)
+            entry = used.get(key) or self._entries.get(key) or compile_document(document)
             used[key] = entry
-            problems, policy = entry
-            diagnostics += problems
-            if document.kind == CONFIGURATION_KIND:
-                if not problems:
-                    configurations.append(document)
-            elif policy is not None:
-                policies.append(policy)
-        diagnostics += duplicate_names(loaded.documents)
-        self._entries = used  # forget what is no longer loaded
-        return PolicySet(
-            policies=tuple(policies),
-            configurations=tuple(configurations),
-            diagnostics=tuple(sorted(diagnostics, key=sort_key)),
-            files=tuple(loaded.files),
-            documents=sum(1 for d in loaded.documents if d.kind == POLICY_KIND),
-        )
+            return entry
 
-    @staticmethod
-    def _compile(document: LoadedDocument) -> _CompiledDocument:
-        """What ``build_policy_set`` does for one document."""
-        problems = schema.validate(document)
-        if document.kind == CONFIGURATION_KIND:
-            return problems, None
-        policy, errors = compile_policy(document, schema_valid=not problems)
-        return problems + errors, policy
+        policy_set = build_policy_set(loaded, compile_cached)
+        self._entries = used  # forget what is no longer loaded
+        return policy_set
 
 
 # -- the reloader ------------------------------------------------------------------------------

@@ -81,9 +81,9 @@ def evaluate(rule: Rule, expression: CelExpression, activation: Mapping[str, Any
         raise RuleError(error(rule.qualified_name, message)) from None
 
 
-def rule_message(rule: Rule, activation: Mapping[str, Any], default: str) -> str:
+def rule_message(rule: Rule, activation: Mapping[str, Any], default: str | None = None) -> str:
     """The rule's ``messageExpression`` (when it evaluates to a string), else ``message``,
-    else ``default``."""
+    else ``default`` (by default "rejected by policy/rule")."""
     if rule.message_expression is not None:
         try:
             value = rule.message_expression.evaluate(activation)
@@ -91,7 +91,10 @@ def rule_message(rule: Rule, activation: Mapping[str, Any], default: str) -> str
             value = None
         if isinstance(value, str):
             return value
-    return rule.message or default
+    if rule.message:
+        return rule.message
+    return messages.RULE_REJECTED.format(rule=rule.qualified_name) if default is None \
+        else default
 
 
 class _Variables(dict[str, Any]):
@@ -254,8 +257,7 @@ class Framework:
                 return e.status.message
             if value is IGNORED or value is True:
                 continue
-            return f"{rule.qualified_name}: " + rule_message(
-                rule, act, messages.RULE_REJECTED.format(rule=rule.qualified_name))
+            return f"{rule.qualified_name}: " + rule_message(rule, act)
         return None
 
     # -- preFilter ----------------------------------------------------------------------
@@ -299,8 +301,7 @@ class Framework:
                     retry_after = float(seconds)
             except CelError:
                 retry_after = None
-        reason = rule_message(rule, act, messages.RULE_REJECTED.format(
-            rule=rule.qualified_name))
+        reason = rule_message(rule, act)
         return unschedulable(rule.qualified_name, reason, unresolvable=rule.unresolvable,
                              retry_after=retry_after)
 
@@ -462,11 +463,9 @@ class Framework:
             assert isinstance(rule, ReserveRule)
             act = self.node_activation(state, instance, node)
             try:
-                if rule.expression is not None:
-                    value = evaluate(rule, rule.expression, act)
-                    if value is False:
-                        return unschedulable(rule.qualified_name, rule_message(
-                            rule, act, messages.RULE_REJECTED.format(rule=rule.qualified_name)))
+                if rule.expression is not None and \
+                        evaluate(rule, rule.expression, act) is False:
+                    return _rejected(rule, act)
                 if rule.counter is not None and rule.limit is not None:
                     status = self._take_counter(rule, act, state, counters)
                     if not status.is_success:
@@ -544,8 +543,7 @@ class Framework:
                 return e.status, gangs
             if value is True or value is IGNORED:
                 continue
-            reason = rule_message(rule, act, messages.RULE_REJECTED.format(
-                rule=rule.qualified_name))
+            reason = rule_message(rule, act)
             if rule.on_false is PermitOnFalse.WAIT:
                 wait = _shorter(wait, Status(Code.WAIT, (reason,), rule.qualified_name,
                                              timeout=rule.timeout_seconds))
@@ -580,12 +578,9 @@ class Framework:
             assert isinstance(rule, PreBindRule)
             act = self.node_activation(state, instance, node)
             try:
-                if rule.expression is not None:
-                    value = evaluate(rule, rule.expression, act)
-                    if value is False:
-                        return unschedulable(rule.qualified_name, rule_message(
-                            rule, act, messages.RULE_REJECTED.format(
-                                rule=rule.qualified_name))), labels, annotations
+                if rule.expression is not None and \
+                        evaluate(rule, rule.expression, act) is False:
+                    return _rejected(rule, act), labels, annotations
                 for target, patches in ((labels, rule.labels),
                                         (annotations, rule.annotations)):
                     for key, expression in patches.items():
@@ -617,6 +612,11 @@ class Framework:
 
     def run_post_bind(self, state: CycleState, node: NodeInfo) -> list[str]:
         return self._notifications(state, node, ExtensionPoint.POST_BIND)
+
+
+def _rejected(rule: Rule, act: Mapping[str, Any]) -> Status:
+    """Unschedulable with the rule's message (or "rejected by policy/rule")."""
+    return unschedulable(rule.qualified_name, rule_message(rule, act))
 
 
 def _shorter(current: Status | None, new: Status) -> Status:

@@ -174,7 +174,10 @@ class Scheduler:
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None or not fwk.has_rules(ExtensionPoint.PRE_ENQUEUE):
             return None
-        return fwk.pre_enqueue(self.cycle_state(pod, self.cache.snapshot()))
+        # the gate sees only pod-level variables: no snapshot unless it reads the cluster
+        return fwk.pre_enqueue(CycleState(
+            pod, int(self.clock.now()), lambda: self.cache.snapshot().pod_views(),
+            lambda: self.cache.snapshot().node_views()))
 
     def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
         return CycleState(pod, int(self.clock.now()), snapshot.pod_views, snapshot.node_views)

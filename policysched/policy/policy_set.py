@@ -4,7 +4,7 @@ scheduler runs. A set is only usable when it has no diagnostics."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from . import messages, schema
@@ -39,20 +39,34 @@ def load_policy_set(paths: Iterable[str | os.PathLike[str]]) -> PolicySet:
     return build_policy_set(load_paths(paths))
 
 
-def build_policy_set(loaded: LoadResult) -> PolicySet:
+CompiledDocument = tuple[list[Diagnostic], Policy | None]
+"""One document's diagnostics, and its compiled policy (None for a configuration or when
+it has errors)."""
+
+
+def compile_document(document: LoadedDocument) -> CompiledDocument:
+    """Schema-validate one document and compile it when it is a policy."""
+    problems = schema.validate(document)
+    if document.kind == CONFIGURATION_KIND:
+        return problems, None
+    policy, errors = compile_policy(document, schema_valid=not problems)
+    return problems + errors, policy
+
+
+def build_policy_set(loaded: LoadResult,
+                     compile_one: Callable[[LoadedDocument], CompiledDocument] = compile_document
+                     ) -> PolicySet:
+    """The policy set of ``loaded``; ``compile_one`` may memoise ``compile_document``."""
     diagnostics = list(loaded.diagnostics)
     policies: list[Policy] = []
     configurations: list[LoadedDocument] = []
     for document in loaded.documents:
-        problems = schema.validate(document)
+        problems, policy = compile_one(document)
         diagnostics += problems
         if document.kind == CONFIGURATION_KIND:
             if not problems:
                 configurations.append(document)
-            continue
-        policy, errors = compile_policy(document, schema_valid=not problems)
-        diagnostics += errors
-        if policy is not None:
+        elif policy is not None:
             policies.append(policy)
     diagnostics += duplicate_names(loaded.documents)
     return PolicySet(
