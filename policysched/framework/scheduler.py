@@ -45,6 +45,9 @@ class EngineSettings:
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
     seed: int = 0  # tie-breaking between equal scores
+    # how node-level rules are evaluated: "vectorised" (columnar node table, partial
+    # evaluation, equivalence cache) or "scalar" (one closure call per node and rule)
+    evaluation: str = "vectorised"
 
 
 @dataclass
