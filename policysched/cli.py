@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from .cluster.binder import DEFAULT_PARALLEL_BINDS
 from .policy import load_policy_set, render_json, render_text
 from .policy import messages as policy_messages
 
@@ -234,15 +235,23 @@ def render_table(rows: Sequence[Sequence[str]]) -> str:
 @click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0,
               show_default=True, help="Log verbosity: 0 bindings, failures and lifecycle; "
               "1-3 also engine debug; 4+ also every HTTP request.")
-@click.option("--qps", type=float, default=50, show_default=True,
-              help="Client-side rate limit of API requests per second (0: unlimited).")
-@click.option("--burst", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Requests allowed above --qps in a burst.")
+@click.option("--qps", "--kube-api-qps", "qps", type=float, default=None,
+              help="Client-side rate limit of API requests per second, shared by watches, "
+              "binds and status patches (0: unlimited). Default: the configuration's "
+              "clientConnection.qps, else 50 (kube-scheduler's default).")
+@click.option("--burst", "--kube-api-burst", "burst", type=click.IntRange(min=1),
+              default=None, help="Requests allowed above --qps in a burst. Default: the "
+              "configuration's clientConnection.burst, else 100 (kube-scheduler's default).")
+@click.option("--parallel-binds", type=click.IntRange(min=1), default=DEFAULT_PARALLEL_BINDS,
+              show_default=True, help="Binds in flight at once. Binding runs beside "
+              "scheduling, as kube-scheduler's binding goroutines; when this many are in "
+              "flight, scheduling waits for one to end.")
 @click.option("--namespace", default=None,
               help="Only schedule pods of this namespace (nodes are always cluster-wide).")
 def run_scheduler(kubeconfig: str | None, config_path: str | None,
                   policy_paths: tuple[str, ...], leader_elect: bool | None, verbosity: int,
-                  qps: float, burst: int, namespace: str | None) -> None:
+                  qps: float | None, burst: int | None, parallel_binds: int,
+                  namespace: str | None) -> None:
     """Schedule a cluster's pods whose spec.schedulerName is one of the profiles (with no
     --config: the built-in configuration, profile "policysched"), until SIGTERM/SIGINT."""
     from .inputs import UserError
@@ -253,7 +262,7 @@ def run_scheduler(kubeconfig: str | None, config_path: str | None,
         if leader_elect is None:
             leader_elect = leader_elect_default(config_path)
         code = run(kubeconfig, config_path, policy_paths, leader_elect, qps=qps, burst=burst,
-                   namespace=namespace)
+                   parallel_binds=parallel_binds, namespace=namespace)
     except UserError as e:
         _fail(str(e))
         return

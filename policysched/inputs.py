@@ -5,7 +5,7 @@ into frameworks and objects — or a ``UserError`` that says what is wrong, neve
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +51,7 @@ def load_engine(policy_paths: Sequence[str], config_path: str | None, seed: int 
     except ConfigurationError as e:
         raise UserError(str(e)) from None
     if seed:
-        settings = EngineSettings(settings.percentage_of_nodes_to_score,
-                                  settings.initial_backoff, settings.max_backoff, seed)
+        settings = replace(settings, seed=seed)
     return Engine(frameworks, settings)
 
 

@@ -41,7 +41,15 @@ from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.leaderelectionrecord import LeaderElectionRecord
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
-from .cluster.backend import Backend, BindError, ClusterEvent, ConditionStatus, EventType
+from .cluster.backend import (
+    Backend,
+    BindError,
+    BindOutcome,
+    BindRequest,
+    ClusterEvent,
+    ConditionStatus,
+    EventType,
+)
 from .cluster.clock import Clock
 
 if TYPE_CHECKING:
@@ -306,9 +314,11 @@ class LeaderElector:
 
 class LeaderOnlyBackend:
     """A ``Backend`` that writes only while ``is_leader()``: ``bind`` raises ``BindError``
-    (the engine rolls the pod back and requeues it); the other writes (evictions, patches,
-    conditions, events) are dropped, since the engine does not expect them to fail and the
-    new leader redoes them. Events from the cluster still flow."""
+    and ``start_bind`` gives a failed outcome (the engine rolls the pod back and requeues
+    it); the other writes (evictions, patches, conditions, events) are dropped, since the
+    engine does not expect them to fail and the new leader redoes them. Events from the
+    cluster still flow. (Binds already handed over when the lease is lost finish or are
+    abandoned by the backend's ``close``; the API server refuses to bind a pod twice.)"""
 
     def __init__(self, backend: Backend, is_leader: Callable[[], bool],
                  reason: Callable[[], str]) -> None:
@@ -316,6 +326,7 @@ class LeaderOnlyBackend:
         self.is_leader = is_leader
         self.reason = reason
         self.dropped = 0  # writes dropped because the Lease was not held
+        self._refused: list[BindOutcome] = []  # binds refused without the Lease
 
     def _may_write(self) -> bool:
         if self.is_leader():
@@ -334,6 +345,16 @@ class LeaderOnlyBackend:
         if not self.is_leader():
             raise BindError(self.reason())
         self.backend.bind(pod, node_name)
+
+    def start_bind(self, request: BindRequest) -> None:
+        if not self.is_leader():
+            self._refused.append(BindOutcome(request, BindError(self.reason())))
+            return
+        self.backend.start_bind(request)
+
+    def drain_bind_outcomes(self) -> list[BindOutcome]:
+        refused, self._refused = self._refused, []
+        return refused + self.backend.drain_bind_outcomes()
 
     def evict(self, pod: PodInfo, message: str) -> None:
         if self._may_write():

@@ -13,6 +13,8 @@ kube-scheduler names kept (same labels and values):
 * ``scheduler_pending_pods{queue}`` — queue: active, backoff, unschedulable, gated;
 * ``scheduler_framework_extension_point_duration_seconds{extension_point, status, profile}``;
 * ``scheduler_pod_scheduling_sli_duration_seconds{attempts}``;
+* ``scheduler_goroutines{operation="binding"}`` — binds in flight (our binding threads'
+  work, as kube-scheduler counts its binding goroutines);
 * ``leader_election_master_status{name}``.
 
 Ours: ``policysched_policy_reloads_total{result}`` (success, failure),
@@ -57,6 +59,7 @@ ATTEMPT_BUCKETS: Final = exponential_buckets(0.001, 2, 15)  # 1 ms .. 16 s
 EXTENSION_POINT_BUCKETS: Final = exponential_buckets(0.0001, 2, 12)  # 0.1 ms .. 200 ms
 SLI_BUCKETS: Final = exponential_buckets(0.01, 2, 20)  # 10 ms .. ~1.5 h
 RELOAD_BUCKETS: Final = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+OPERATION_BINDING: Final = "binding"
 SLI_MAX_ATTEMPTS_LABEL: Final = 15  # kube caps the label the same way ("15+" is 15)
 
 
@@ -88,6 +91,9 @@ class SchedulerMetrics:
             "scheduler_pod_scheduling_sli_duration_seconds", "E2e latency for a pod being "
             "scheduled, from the time the pod enters the scheduling queue and might involve "
             "multiple scheduling attempts.", ["attempts"], buckets=SLI_BUCKETS, registry=r)
+        self.goroutines = Gauge(
+            "scheduler_goroutines", "Number of running goroutines split by the work they do "
+            "such as binding (here: binds in flight).", ["operation"], registry=r)
         self.leader = Gauge(
             "leader_election_master_status", "Gauge of if the reporting system is master of "
             "the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the "
@@ -107,6 +113,7 @@ class SchedulerMetrics:
         self._active_version: str | None = None
         for queue in PENDING_QUEUES:
             self.pending_pods.labels(queue).set(0)
+        self.goroutines.labels(OPERATION_BINDING).set(0)
         for result in (RELOAD_SUCCESS, RELOAD_FAILURE):
             self.reloads.labels(result)
 
@@ -131,6 +138,10 @@ class SchedulerMetrics:
         """Refresh ``scheduler_pending_pods`` from ``SchedulingQueue.pending()``."""
         for queue in PENDING_QUEUES:
             self.pending_pods.labels(queue).set(counts.get(queue, 0))
+
+    def set_binding(self, in_flight: int) -> None:
+        """Refresh ``scheduler_goroutines{operation="binding"}``: binds in flight."""
+        self.goroutines.labels(OPERATION_BINDING).set(in_flight)
 
     def set_leader(self, lease: str, leading: bool) -> None:
         self.leader.labels(lease).set(1 if leading else 0)
@@ -180,6 +191,7 @@ class MetricsObserver(RunObserver):
 
     def on_loop(self, scheduler: Scheduler | None) -> None:
         self.metrics.set_pending(scheduler.queue.pending() if scheduler is not None else {})
+        self.metrics.set_binding(len(scheduler.binds_in_flight) if scheduler is not None else 0)
 
     def on_leading(self, leading: bool) -> None:
         if self.lease is not None:

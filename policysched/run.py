@@ -1,9 +1,12 @@
 """``policysched run``: the engine against a real cluster, in one scheduling thread.
 
 The loop (``Runner.run_until``) is kube-scheduler's: wait until the informers have listed
-everything, then repeat — apply the backend's events (``sync``), release what became due
-(``advance``), schedule pods while the queue has ready ones (applying events between pods),
-then sleep until the next timer or the next event, at most one second.
+everything, then repeat — apply the backend's events and bind outcomes (``sync``), release
+what became due (``advance``), schedule pods while the queue has ready ones (applying
+events between pods), then sleep until the next timer, the next event or the next bind
+outcome, at most one second. Binds run on the backend's threads (``--parallel-binds`` at
+most at once); on shutdown the loop waits for those in flight (``BIND_DRAIN_TIMEOUT``) and
+finishes their cycles, on leadership loss it abandons them with the backend.
 
 Extension hooks (for ``server.py``, ``metrics.py``, ``reload.py``, ``leader.py``)::
 
@@ -17,7 +20,8 @@ Extension hooks (for ``server.py``, ``metrics.py``, ``reload.py``, ``leader.py``
 
 * ``make_backend()`` returns a fresh, unstarted ``LiveBackend`` (a ``KubeBackend``); the
   runner starts one each time it becomes leader — a new leader rebuilds its cache from the
-  API — and closes it when leadership is lost. Without ``is_leader`` it always leads.
+  API — and closes it when leadership is lost (binds not sent yet are abandoned; the pods
+  stay pending for the next leader). Without ``is_leader`` it always leads.
 * ``RunObserver`` callbacks run on the loop thread and must be quick; an observer that
   raises is logged and ignored. ``on_loop`` is called at least once a second (heartbeat).
 * ``run()`` is what the CLI calls: it loads the configuration, builds the API client, the
@@ -45,10 +49,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .cluster import kube_messages as km
 from .cluster.backend import (
     Backend,
+    BindOutcome,
+    BindRequest,
     ClusterEvent,
     ConditionStatus,
     EventType,
 )
+from .cluster.binder import DEFAULT_PARALLEL_BINDS
 from .cluster.clock import Clock
 from .framework import messages as engine_messages
 from .framework.runner import Framework
@@ -65,6 +72,8 @@ MIN_WAIT = 0.002  # never spin: the shortest sleep when a timer is already due
 LEADER_POLL = 0.1  # seconds between leadership checks while not leading
 SYNC_LOG_EVERY = 10.0  # seconds between "waiting for informers" lines
 ERROR_PAUSE = 0.5  # seconds to pause after a loop error
+BIND_DRAIN_TIMEOUT = 5.0  # seconds a stopping loop waits for the binds in flight
+BASE_CONNECTIONS = 16  # watches, the event writer, the loop, the lease, policy sources
 
 SERVE_FAILED = "cannot serve /healthz, /readyz and /metrics on {address}: {reason}"
 
@@ -82,7 +91,13 @@ class LiveBackend(Backend, Protocol):
 
     def synced(self) -> bool: ...
 
-    def wait_for_events(self, timeout: float | None) -> bool: ...
+    def wait_for_events(self, timeout: float | None) -> bool:
+        """Block until events or bind outcomes are pending, ``wake()``, or ``timeout``."""
+        ...
+
+    def wait_for_binds(self, timeout: float | None) -> bool:
+        """Block until no bind is in flight (or ``timeout``); whether none is."""
+        ...
 
     def wake(self) -> None: ...
 
@@ -136,13 +151,29 @@ class LogObserver(RunObserver):
                      attempt.message)
 
 
+@dataclass(frozen=True)
+class _Ended:
+    """An attempt that ended: ``started`` is when the loop step that handed its bind over
+    began (perf_counter), None when it ended in the step that is being timed."""
+
+    pod: PodInfo
+    result: str
+    node: str | None
+    message: str
+    started: float | None = None
+
+
 class _Outcomes:
     """A ``Backend`` in front of the live one that notes how attempts end: a bind that
-    succeeded (scheduled), a PodScheduled=False condition (unschedulable or error)."""
+    succeeded (scheduled), a PodScheduled=False condition (unschedulable or error). An
+    attempt whose bind ran in the background is timed from the step that started it."""
 
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
-        self.ended: list[tuple[PodInfo, str, str | None, str]] = []
+        self.ended: list[_Ended] = []
+        self.step_started = time.perf_counter()  # set by the runner before each step
+        self._binds: dict[str, float] = {}  # pod key → step start, while its bind runs
+        self._failed_binds: dict[str, float] = {}  # of the outcomes just drained
 
     @property
     def clock(self) -> Clock:
@@ -153,7 +184,24 @@ class _Outcomes:
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
         self.backend.bind(pod, node_name)
-        self.ended.append((pod, RESULT_SCHEDULED, node_name, ""))
+        self.ended.append(_Ended(pod, RESULT_SCHEDULED, node_name, ""))
+
+    def start_bind(self, request: BindRequest) -> None:
+        self._binds[request.pod.key] = self.step_started
+        self.backend.start_bind(request)
+
+    def drain_bind_outcomes(self) -> list[BindOutcome]:
+        outcomes = self.backend.drain_bind_outcomes()
+        self._failed_binds = {}
+        for outcome in outcomes:
+            pod = outcome.request.pod
+            started = self._binds.pop(pod.key, None)
+            if outcome.error is None:
+                self.ended.append(_Ended(pod, RESULT_SCHEDULED, outcome.request.node_name, "",
+                                         started))
+            elif started is not None:
+                self._failed_binds[pod.key] = started  # its condition follows at once
+        return outcomes
 
     def evict(self, pod: PodInfo, message: str) -> None:
         self.backend.evict(pod, message)
@@ -173,7 +221,8 @@ class _Outcomes:
         if status == "False":
             result = RESULT_UNSCHEDULABLE \
                 if reason == engine_messages.CONDITION_UNSCHEDULABLE else RESULT_ERROR
-            self.ended.append((pod, result, None, message))
+            self.ended.append(_Ended(pod, result, None, message,
+                                     self._failed_binds.pop(pod.key, None)))
         self.backend.set_pod_condition(pod, status, reason, message)
 
     def pod_groups(self) -> dict[str, PodGroupSpec]:
@@ -282,7 +331,7 @@ class Runner:
                     self._notify("on_error", e)
                     self._stop.wait(ERROR_PAUSE)
         finally:
-            self._end_session()
+            self._end_session(finish_binds=True)
             log.info(km.LOG_STOPPED)
 
     def _stopping(self, stop: threading.Event | None) -> bool:
@@ -313,9 +362,19 @@ class Runner:
         self._session = session
         return session
 
-    def _end_session(self) -> None:
+    def _end_session(self, finish_binds: bool = False) -> None:
+        """Close the backend; with ``finish_binds`` (stopping while leading) first wait
+        for the binds in flight and finish their cycles (Scheduled events, metrics)."""
         session, self._session = self._session, None
-        if session is not None:
+        if session is None:
+            return
+        try:
+            if finish_binds and session.synced and session.scheduler.binds_in_flight:
+                session.backend.wait_for_binds(BIND_DRAIN_TIMEOUT)
+                self._timed(session, session.scheduler.drain_binds)
+        except Exception:
+            log.exception(km.LOG_BIND_DRAIN_FAILED)
+        finally:
             session.backend.close()
 
     def _apply_swap(self) -> None:
@@ -379,23 +438,26 @@ class Runner:
     def _timed(self, session: _Session, step: Callable[[], Any]) -> Any:
         """Run one engine step; report the attempts that ended during it."""
         started = time.perf_counter()
+        session.outcomes.step_started = started
         try:
             return step()
         finally:
             if session.outcomes.ended:
-                self._report(session, time.perf_counter() - started)
+                self._report(session, started)
 
-    def _report(self, session: _Session, duration: float) -> None:
+    def _report(self, session: _Session, step_started: float) -> None:
         scheduler = session.scheduler
         ended, session.outcomes.ended = session.outcomes.ended, []
-        now = scheduler.clock.now()
-        for pod, result, node, message in ended:
+        now, finished = scheduler.clock.now(), time.perf_counter()
+        for end in ended:
+            pod = end.pod
             record = scheduler.records.get(pod.key)
             first_seen = record.first_seen if record is not None else None
+            started = step_started if end.started is None else end.started
             self._notify("on_attempt", Attempt(
-                pod=pod.key, profile=pod.scheduler_name, result=result, node=node,
-                message=message, attempts=record.attempts if record is not None else 1,
-                duration=duration,
+                pod=pod.key, profile=pod.scheduler_name, result=end.result, node=end.node,
+                message=end.message, attempts=record.attempts if record is not None else 1,
+                duration=finished - started,
                 in_queue=None if first_seen is None else max(0.0, now - first_seen)))
 
     def _heartbeat(self, scheduler: Scheduler) -> None:
@@ -412,11 +474,13 @@ class Runner:
 
 def _recover_in_flight(scheduler: Scheduler) -> int:
     """After an exception escaped a cycle: hand back the pods it left in flight (not those
-    waiting at permit), forgetting their unbound assumptions, so no pod is lost."""
+    waiting at permit, nor those whose bind is under way: their outcome ends their cycle),
+    forgetting their unbound assumptions, so no pod is lost."""
     recovered = 0
+    binding = set(scheduler.binds_in_flight)
     for key in scheduler.queue.in_flight():
         qp = scheduler.queue.get(key)
-        if qp is None or key in scheduler.waiting:
+        if qp is None or key in scheduler.waiting or key in binding:
             continue
         pod = scheduler.cache.pod(key)
         if pod is not None and pod.node_name:
@@ -433,9 +497,10 @@ def _recover_in_flight(scheduler: Scheduler) -> int:
 # ------------------------------------------------------------------------------ entry point
 
 
-def api_client(kubeconfig: str | None) -> Any:
+def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> Any:
     """An ``ApiClient`` from the kubeconfig file, else the in-cluster config, else
-    ``$KUBECONFIG``. Raises ``UserError``."""
+    ``$KUBECONFIG``, keeping up to ``connections`` connections open. Raises
+    ``UserError``."""
     from kubernetes import client, config
 
     configuration = client.Configuration()
@@ -453,8 +518,10 @@ def api_client(kubeconfig: str | None) -> Any:
                                     persist_config=False)
         except (config.ConfigException, OSError, ValueError) as e:
             raise UserError(km.BAD_KUBECONFIG.format(path=path, reason=e)) from None
-    # three watches, the event writer, the loop and the lease: keep their connections
-    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, 16)
+    # the watches, the event writer, the loop, the lease and the binding threads: keep
+    # their connections (urllib3 discards, and warns about, connections beyond the pool)
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0,
+                                                connections)
     return client.ApiClient(configuration)
 
 
@@ -479,6 +546,17 @@ def leader_elect_default(config_path: str | None) -> bool:
     return bool(spec.get("leaderElect", True)) if isinstance(spec, dict) else False
 
 
+def client_limits(configuration: Mapping[str, Any], qps: float | None,
+                  burst: int | None) -> tuple[float, int]:
+    """The API client's (qps, burst): the flags when given, else the configuration's
+    ``clientConnection``, else kube-scheduler's defaults (50, 100)."""
+    from .cluster.kube import DEFAULT_BURST, DEFAULT_QPS
+
+    connection = configuration.get("clientConnection") or {}
+    return (float(connection.get("qps", DEFAULT_QPS)) if qps is None else qps,
+            int(connection.get("burst", DEFAULT_BURST)) if burst is None else burst)
+
+
 def default_identity() -> str:
     """``policysched-<hostname>_<random>`` (client-go's ``hostname_uuid``, prefixed): this
     replica's Lease holder identity and the reportingInstance of its Events."""
@@ -486,7 +564,8 @@ def default_identity() -> str:
 
 
 def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[str],
-        leader_elect: bool, *, qps: float = 50, burst: int = 100,
+        leader_elect: bool, *, qps: float | None = None, burst: int | None = None,
+        parallel_binds: int = DEFAULT_PARALLEL_BINDS,
         namespace: str | None = None, stop_event: threading.Event | None = None,
         is_leader: Callable[[], bool] | None = None,
         observers: Iterable[RunObserver] = (),
@@ -494,7 +573,9 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     """Schedule the cluster's pending pods until SIGTERM/SIGINT (or ``stop_event``);
     returns the exit code. Raises ``UserError`` for bad input. ``is_leader`` replaces the
     built-in leader election (``leader_elect`` is then ignored); ``identity`` defaults to
-    ``default_identity()``.
+    ``default_identity()``. ``qps``/``burst`` (None: the configuration's
+    ``clientConnection``, else kube-scheduler's 50 and 100) limit the API requests;
+    ``parallel_binds`` bounds the binds in flight.
 
     Policies come from the configuration's ``policySources`` plus ``policy_paths`` (with
     neither: the built-in library), watched and hot-reloaded; ``/healthz``, ``/readyz`` and
@@ -523,6 +604,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     )
 
     configuration = _configuration(config_path)
+    rate, rate_burst = client_limits(configuration, qps, burst)
     address = str(configuration.get("healthzBindAddress") or DEFAULT_BIND_ADDRESS)
     metrics, checks = SchedulerMetrics(), HealthChecks()
     checks.readiness[INFORMERS_CHECK] = lambda: INFORMERS_NOT_SYNCED  # no runner yet
@@ -530,7 +612,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         server = HealthServer(address, metrics, checks)
     except ValueError as e:
         raise UserError(str(e)) from None
-    api = api_client(kubeconfig)
+    api = api_client(kubeconfig, BASE_CONNECTIONS + parallel_binds)
     identity = identity or default_identity()
     elector: Any = None
     wrap: Callable[[LiveBackend], Backend] | None = None
@@ -566,7 +648,8 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
             raise UserError(NO_VALID_SET.format(reason=initial.summary))
         log.info(km.LOG_STARTING, ", ".join(initial.frameworks), api.configuration.host)
         def make_backend() -> LiveBackend:
-            return KubeBackend(api, qps=qps, burst=burst, namespace=namespace,
+            return KubeBackend(api, qps=rate, burst=rate_burst, namespace=namespace,
+                               parallel_binds=parallel_binds,
                                reporting_instance=identity)
 
         runner = Runner(Engine(dict(initial.frameworks), initial.settings), make_backend,
@@ -658,6 +741,7 @@ __all__ = [
     "RunObserver",
     "Runner",
     "api_client",
+    "client_limits",
     "configure_logging",
     "default_identity",
     "leader_elect_default",

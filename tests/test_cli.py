@@ -1,10 +1,12 @@
-"""``policysched validate`` through click's CliRunner: exit codes, text and JSON output."""
+"""The command line through click's CliRunner: ``validate``'s exit codes, text and JSON
+output; ``run``'s options."""
 
 from __future__ import annotations
 
 import json
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -101,3 +103,21 @@ def test_binary_and_odd_files_are_reported_not_raised(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert isinstance(result.exception, SystemExit)
     assert result.stdout.count(str(tmp_path)) == 3
+
+
+def test_run_passes_the_api_client_options(monkeypatch: Any) -> None:
+    import policysched.run as run_module
+
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(run_module, "configure_logging", lambda verbosity: None)
+    monkeypatch.setattr(run_module, "run", lambda *args, **kwargs: calls.append(kwargs) or 0)
+    assert run("run", "--no-leader-elect").exit_code == 0
+    assert (calls[0]["qps"], calls[0]["burst"], calls[0]["parallel_binds"]) == (None, None, 16)
+    assert run("run", "--no-leader-elect", "--kube-api-qps", "20", "--burst", "40",
+               "--parallel-binds", "4").exit_code == 0
+    assert (calls[1]["qps"], calls[1]["burst"], calls[1]["parallel_binds"]) == (20.0, 40, 4)
+    assert run("run", "--parallel-binds", "0").exit_code == 2
+    help_text = "".join(run("run", "--help").stdout.split())  # wherever lines wrap
+    assert "--parallel-bindsINTEGERRANGE" in help_text and "[default:16" in help_text
+    assert "else50(kube-scheduler'sdefault)" in help_text
+    assert "else100(kube-scheduler'sdefault)" in help_text

@@ -54,6 +54,13 @@ def test_pending_pods_per_queue_start_at_zero_and_follow_the_queue() -> None:
     assert value(m, "scheduler_pending_pods", queue="unschedulable") == 0
 
 
+def test_binds_in_flight_are_binding_goroutines() -> None:
+    m = SchedulerMetrics()
+    assert value(m, "scheduler_goroutines", operation="binding") == 0
+    m.set_binding(5)
+    assert value(m, "scheduler_goroutines", operation="binding") == 5
+
+
 def test_extension_points_sli_and_leader() -> None:
     m = SchedulerMetrics()
     m.on_extension_point("policysched", "Filter", "Success", 0.0002)

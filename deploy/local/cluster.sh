@@ -15,7 +15,10 @@
 #
 # Environment: POLICYSCHED_CACHE (default ~/.cache/policysched), CLUSTER_DIR (default
 # <repo>/.cluster), GO (default /usr/local/go/bin/go, else `go` on PATH), GO_BUILD_JOBS
-# (go build -p, default 1), GO_NICE (default 19), STOP_TIMEOUT (seconds, default 20).
+# (go build -p, default 1), GO_NICE (default 19), STOP_TIMEOUT (seconds, default 20),
+# KWOK_NODE_LEASE_SECONDS (kwok --node-lease-duration-seconds, default 40; 0: no node
+# leases — kwok v0.7.0 then heartbeats node status every ~10 min instead of every 20-25 s,
+# which is what makes thousands of fake nodes affordable on a small machine, see bench/e2e.py).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,6 +31,7 @@ fi
 GO_BUILD_JOBS="${GO_BUILD_JOBS:-1}"
 GO_NICE="${GO_NICE:-19}"
 STOP_TIMEOUT="${STOP_TIMEOUT:-20}"
+KWOK_NODE_LEASE_SECONDS="${KWOK_NODE_LEASE_SECONDS:-40}"
 PYTHON="${PYTHON:-python3}"
 
 # Versions are read from the committed wrapper modules (single source of truth).
@@ -260,7 +264,9 @@ wait_for() { # description timeout-seconds pid-name command...
   local what="$1" timeout="$2" name="$3"; shift 3
   local deadline=$((SECONDS + timeout))
   until "$@" >/dev/null 2>&1; do
-    pid_of "$name" >/dev/null || { tail -n 30 "$CLUSTER_DIR/$name.log" >&2; die "$name exited while waiting for $what (log: $CLUSTER_DIR/$name.log)"; }
+    # (one more look before giving up: a process caught in the middle of an exec — nohup →
+    # setsid → binary — briefly has an empty /proc/<pid>/cmdline, so pid_of misses it)
+    pid_of "$name" >/dev/null || { sleep 0.2; pid_of "$name" >/dev/null; } || { tail -n 30 "$CLUSTER_DIR/$name.log" >&2; die "$name exited while waiting for $what (log: $CLUSTER_DIR/$name.log)"; }
     ((SECONDS < deadline)) || { tail -n 30 "$CLUSTER_DIR/$name.log" >&2; die "timed out after ${timeout}s waiting for $what"; }
     sleep 0.2
   done
@@ -459,7 +465,7 @@ EOF
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
     --node-ip 127.0.0.1 \
     --cidr 10.244.0.1/16 \
-    --node-lease-duration-seconds 40 \
+    --node-lease-duration-seconds "$KWOK_NODE_LEASE_SECONDS" \
     --server-address "127.0.0.1:$KWOK_PORT"
   wait_for "kwok /healthz" 60 kwok curl -sf "http://127.0.0.1:$KWOK_PORT/healthz"
   done_step "pid $(pid_of kwok)"
@@ -547,7 +553,7 @@ cmd_env() {
   echo "export KUBE_SCHEDULER_CONFIG='$KUBE_SCHEDULER_CONFIG'"
 }
 
-usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd="${1:-}"; shift || true

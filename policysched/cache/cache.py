@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..cluster import messages
 from .node_info import NodeInfo
 from .objects import PodGroupSpec, PodInfo, object_name, pod_group_spec, pod_info, pod_key
@@ -53,6 +55,10 @@ class Snapshot:
     nodes: list[NodeInfo]
     index: Mapping[str, int] = field(default_factory=dict, repr=False)  # name -> position
     pending: Callable[[], list[PodInfo]] = field(default=list, repr=False)
+    with_affinity: list[PodInfo] = field(default_factory=list, repr=False)
+    # each node's generation, in ``nodes`` order (the node table compares them)
+    generations: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64),
+                                    repr=False)
     _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
     _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
@@ -60,6 +66,9 @@ class Snapshot:
     def __post_init__(self) -> None:
         if not self.index and self.nodes:
             self.index = {n.name: i for i, n in enumerate(self.nodes)}
+        if len(self.generations) != len(self.nodes):
+            self.generations = np.fromiter((n.generation for n in self.nodes), np.int64,
+                                           len(self.nodes))
 
     def node(self, name: str) -> NodeInfo | None:
         i = self.index.get(name)
@@ -79,11 +88,23 @@ class Snapshot:
             self._pod_views += [p.view for p in self.pending()]
         return self._pod_views
 
+    def pods_with_affinity_views(self) -> list[dict[str, Any]]:
+        """The CEL ``podsWithAffinity`` list: pods counted on a node with pod (anti-)affinity
+        terms, in the order they were placed."""
+        return [p.view for p in self.with_affinity]
+
     def node_views(self) -> list[dict[str, Any]]:
         """The CEL ``nodes`` list."""
         if self._node_views is None:
             self._node_views = [n.view for n in self.nodes]
         return self._node_views
+
+
+def has_pod_affinity(view: Mapping[str, Any]) -> bool:
+    """Whether the pod (its CEL view) has pod affinity or anti-affinity terms."""
+    affinity = view.get("affinity")
+    return isinstance(affinity, dict) and (
+        "podAffinity" in affinity or "podAntiAffinity" in affinity)
 
 
 class Cache:
@@ -101,6 +122,7 @@ class Cache:
         self._snapshot: Snapshot | None = None
         self._dirty: set[str] = set()  # nodes changed since the last snapshot
         self._restructured = False  # nodes added or deleted since the last snapshot
+        self._with_affinity: dict[str, PodInfo] = {}  # placed pods with pod (anti-)affinity
 
     # ------------------------------------------------------------------ events
 
@@ -274,15 +296,19 @@ class Cache:
                 if old is None or old.generation != live.generation:
                     old = live.clone()
                 nodes.append(old)
-            snapshot = Snapshot(self.generation, nodes, pending=self.pending_pods)
+            snapshot = Snapshot(self.generation, nodes, pending=self.pending_pods,
+                                with_affinity=list(self._with_affinity.values()))
         else:
             nodes = list(previous.nodes)
+            generations = previous.generations.copy()
             for name in self._dirty:
                 i = previous.index.get(name)
                 changed = self._nodes.get(name)
                 if i is not None and changed and nodes[i].generation != changed.generation:
                     nodes[i] = changed.clone()
-            snapshot = Snapshot(self.generation, nodes, previous.index, self.pending_pods)
+                    generations[i] = changed.generation
+            snapshot = Snapshot(self.generation, nodes, previous.index, self.pending_pods,
+                                list(self._with_affinity.values()), generations)
         self._dirty.clear()
         self._restructured = False
         self._snapshot = snapshot
@@ -300,12 +326,15 @@ class Cache:
         else:
             self._orphans.setdefault(node_name, {})[pod.key] = pod
         self._placement[pod.key] = node_name
+        if has_pod_affinity(pod.view):
+            self._with_affinity[pod.key] = pod
         self._changed()
 
     def _unplace(self, key: str) -> None:
         node_name = self._placement.pop(key, None)
         if node_name is None:
             return
+        self._with_affinity.pop(key, None)
         node = self._nodes.get(node_name)
         if node is not None:
             counted = node.pods.get(key)

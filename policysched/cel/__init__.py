@@ -11,7 +11,7 @@ No expression text ever becomes Python source: the compiler builds nested closur
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import ast
@@ -42,6 +42,8 @@ class Program:
     type: Type
     cost: int
     evaluate: Callable[[Mapping[str, Any]], Any]
+    types: Mapping[int, Type] = field(default_factory=dict, repr=False, compare=False)
+    env: Environment | None = field(default=None, repr=False, compare=False)
 
 
 def compile_expression(
@@ -78,4 +80,4 @@ def compile_expression(
                 tree.offset,
             )
     evaluate = compiler.compile_tree(tree, env, types)
-    return Program(text, tree, result_type, estimated, evaluate)
+    return Program(text, tree, result_type, estimated, evaluate, types, env)

@@ -48,17 +48,19 @@ class _Scope:
         return _Scope(self.names | {n for n in names if n})
 
 
-def compile_tree(tree: ast.Node, env: Environment, types: Mapping[int, Type]) -> Evaluator:
+def compile_tree(tree: ast.Node, env: Environment, types: Mapping[int, Type],
+                 bound: frozenset[str] = frozenset()) -> Evaluator:
     """Compile ``tree`` for ``env``; ``types`` (from the checker, possibly empty) lets the
-    compiler pick specialised closures."""
+    compiler pick specialised closures. ``bound`` names variables of enclosing macros
+    (when ``tree`` is a part of a larger expression): they are read from the activation."""
     compiler = _Compiler(env, types)
-    evaluate = compiler.compile(tree, _Scope())
+    evaluate = compiler.compile(tree, _Scope(bound))
     if compiler.has_comprehension and env.runtime_cost_limit is not None:
         limit = env.runtime_cost_limit
         inner = evaluate
 
         def budgeted(act: Activation) -> Any:
-            if type(act) is dict:  # our own activations: no copy, the entry is reset each time
+            if isinstance(act, dict):  # our own activations: no copy, the entry is reset
                 act[BUDGET_KEY] = [limit]
                 return inner(act)
             scoped = dict(act)

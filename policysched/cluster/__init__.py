@@ -13,11 +13,14 @@ from .backend import (
     Backend,
     BackendError,
     BindError,
+    BindOutcome,
+    BindRequest,
     ClusterEvent,
     ConditionStatus,
     EventKind,
     EventType,
     Resource,
+    run_bind,
 )
 from .clock import Clock, RealClock, SimulatedClock
 
@@ -25,6 +28,8 @@ __all__ = [
     "Backend",
     "BackendError",
     "BindError",
+    "BindOutcome",
+    "BindRequest",
     "Clock",
     "ClusterEvent",
     "ConditionStatus",
@@ -33,4 +38,5 @@ __all__ = [
     "RealClock",
     "Resource",
     "SimulatedClock",
+    "run_bind",
 ]

@@ -4,12 +4,19 @@ about where it runs (the in-process ``MemoryBackend`` now, a Kubernetes API back
 Data flows one way: the backend's events feed the cache, the engine decides from a
 snapshot, and its decisions go back through these calls; their effects come back as events
 (a successful ``bind`` is followed by a MODIFIED event of the bound pod).
+
+Binds are handed over, not waited for (kube-scheduler's binding goroutines): the engine
+calls ``start_bind`` and later collects ``BindOutcome``s with ``drain_bind_outcomes``. A
+backend may complete the bind before ``start_bind`` returns (``MemoryBackend``, which keeps
+simulations deterministic) or on threads of its own (``KubeBackend``); either way every
+request has exactly one outcome, drained on the engine's thread.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .clock import Clock
@@ -45,6 +52,28 @@ class BindError(BackendError):
     is gone."""
 
 
+@dataclass(frozen=True, eq=False)
+class BindRequest:
+    """One bind handed to a backend: ``pod`` to ``node_name``, after merging preBind's
+    ``labels`` and ``annotations`` into the pod's (None removes a key). Compared by
+    identity: its outcome carries the very same object."""
+
+    pod: PodInfo
+    node_name: str
+    labels: Mapping[str, str | None] = field(default_factory=dict)
+    annotations: Mapping[str, str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BindOutcome:
+    """How a ``BindRequest`` ended: ``error`` is None when the pod was bound; ``seconds``
+    is how long the bind call took (the Bind extension point's duration)."""
+
+    request: BindRequest
+    error: BackendError | None
+    seconds: float = 0.0
+
+
 class Backend(Protocol):
     """A cluster the engine schedules for. Calls that change a pod raise ``BackendError``
     when it no longer exists (or was recreated with another uid)."""
@@ -58,7 +87,18 @@ class Backend(Protocol):
         ...
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
-        """Bind ``pod`` to ``node_name``; raises ``BindError`` on conflict."""
+        """Bind ``pod`` to ``node_name`` and wait for it; raises ``BindError`` on
+        conflict."""
+        ...
+
+    def start_bind(self, request: BindRequest) -> None:
+        """Hand over a bind (metadata patch first, then the bind: ``run_bind``). It may be
+        done before this returns or later; it blocks while the backend's bound on binds in
+        flight is reached. Never raises for the bind's own failure: that is an outcome."""
+        ...
+
+    def drain_bind_outcomes(self) -> list[BindOutcome]:
+        """The outcomes of started binds since the last call, in completion order."""
         ...
 
     def evict(self, pod: PodInfo, message: str) -> None:
@@ -93,3 +133,19 @@ class Backend(Protocol):
     def pod_groups(self) -> dict[str, PodGroupSpec]:
         """Every PodGroup by "namespace/name"."""
         ...
+
+
+def run_bind(backend: Backend, request: BindRequest) -> BindOutcome:
+    """Carry out ``request`` with ``backend``'s synchronous calls: patch the pod's metadata
+    (when preBind asked for it), then bind. A ``BackendError`` becomes the outcome's error;
+    ``seconds`` times the bind call alone."""
+    pod = request.pod
+    started = time.perf_counter()
+    try:
+        if request.labels or request.annotations:
+            backend.patch_pod_metadata(pod, request.labels, request.annotations)
+            started = time.perf_counter()
+        backend.bind(pod, request.node_name)
+    except BackendError as e:
+        return BindOutcome(request, e, time.perf_counter() - started)
+    return BindOutcome(request, None, time.perf_counter() - started)

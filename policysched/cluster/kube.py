@@ -5,17 +5,22 @@ Reads: one informer thread per resource (Nodes, Pods, and PodGroups when the
 resourceVersion with bookmarks; a watch that expires (410 Gone) relists, and the relist is
 diffed against the informer's last known state so that no change — deletions included — is
 missed. Other failures reconnect with capped exponential backoff. Responses are read as raw
-JSON (never the client's model classes). Changes become ``ClusterEvent``s in one
-thread-safe queue: ``drain_events()`` returns them, ``wait_for_events()`` waits for them,
-``synced()`` says every initial list was delivered.
+JSON (never the client's model classes), decoded and encoded with orjson. Changes become
+``ClusterEvent``s in one thread-safe queue: ``drain_events()`` returns them,
+``wait_for_events()`` waits for them (or for bind outcomes), ``synced()`` says every initial
+list was delivered.
 
 Writes follow kube-scheduler: ``bind`` POSTs ``pods/binding`` with the pod's uid as a
-precondition; ``set_pod_condition`` and ``set_nominated_node`` patch the ``status``
-subresource (skipped when nothing changes); ``evict`` uses ``pods/eviction`` (a PDB refusal
-is an error; any other refusal falls back to marking and deleting the pod);
-``record_event`` writes ``events.k8s.io/v1`` Events from a background thread, with
-client-go's series aggregation. Requests are rate limited like client-go (token bucket,
-``qps``/``burst``; Events have a bucket of their own, as kube-scheduler's event client).
+precondition; ``start_bind`` runs binds (preBind's metadata patch, then the POST) on a
+``BindPool`` of ``parallel_binds`` threads, like kube-scheduler's binding goroutines, and
+``drain_bind_outcomes()`` hands their outcomes back; ``set_pod_condition`` and
+``set_nominated_node`` patch the ``status`` subresource (skipped when nothing changes);
+``evict`` uses ``pods/eviction`` (a PDB refusal is an error; any other refusal falls back
+to marking and deleting the pod); ``record_event`` writes ``events.k8s.io/v1`` Events from
+a background thread, with client-go's series aggregation. Requests are rate limited like
+client-go (token bucket, ``qps``/``burst``, shared by every thread of the backend —
+informers, binds, patches; Events have a bucket of their own, as kube-scheduler's event
+client).
 
 Usage: ``backend = KubeBackend(api_client); backend.start()`` … ``backend.close()``.
 """
@@ -23,7 +28,6 @@ Usage: ``backend = KubeBackend(api_client); backend.start()`` … ``backend.clos
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import queue
 import random
@@ -36,6 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
+import orjson
 import urllib3
 
 from ..cache.objects import (
@@ -51,12 +56,16 @@ from . import messages
 from .backend import (
     BackendError,
     BindError,
+    BindOutcome,
+    BindRequest,
     ClusterEvent,
     ConditionStatus,
     EventKind,
     EventType,
     Resource,
+    run_bind,
 )
+from .binder import DEFAULT_PARALLEL_BINDS, BindPool
 from .clock import Clock, RealClock
 
 if TYPE_CHECKING:
@@ -85,6 +94,8 @@ EVENT_SERIES_FINISH = 360.0  # client-go finishTime: an isomorphic event older s
 EVENT_SERIES_FLUSH = 30.0  # how often a grown series count is written
 EVENT_RETRIES = 3
 STATUS_RETRY_DELAYS = (0.01, 0.05, 0.25)  # kube's retry.DefaultBackoff for status patches
+DEFAULT_QPS = 50.0  # kube-scheduler's clientConnection defaults
+DEFAULT_BURST = 100
 
 
 # ------------------------------------------------------------------------------ errors
@@ -120,11 +131,12 @@ class _Expired(Exception):
 class TokenBucket:
     """client-go's token-bucket rate limiter: ``qps`` tokens per second, at most ``burst``
     saved; starts full. ``acquire()`` blocks until a token is free. qps <= 0: unlimited.
-    Thread-safe."""
+    Thread-safe: each caller reserves its own future token under a lock, then sleeps
+    without it (client-go's ``Wait``)."""
 
     def __init__(self, qps: float, burst: int,
                  clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], object] = time.sleep) -> None:
         self.qps = float(qps)
         self.burst = max(1, int(burst))
         self._tokens = float(self.burst)
@@ -156,11 +168,14 @@ class TokenBucket:
 class Transport:
     """Raw-JSON HTTP on an ``ApiClient``'s connection pool and credentials (its
     configuration's host, TLS, and auth settings, refreshed per request). No model objects:
-    bodies are dicts in, dicts out."""
+    bodies are dicts in, dicts out. Once ``stop`` is set, requests fail before they are
+    sent (give the limiter ``stop.wait`` as its sleep so that waits for a token end too)."""
 
-    def __init__(self, api: ApiClient, limiter: TokenBucket) -> None:
+    def __init__(self, api: ApiClient, limiter: TokenBucket,
+                 stop: threading.Event | None = None) -> None:
         self.api = api
         self.limiter = limiter
+        self.stop = stop
         self.host = str(api.configuration.host).rstrip("/")
         self._pool = api.rest_client.pool_manager
 
@@ -186,7 +201,9 @@ class Transport:
         """Send a request and return the urllib3 response, unread (for streaming). Raises
         ``ApiError`` for an error status or no response."""
         self.limiter.acquire()
-        data = None if body is None else json.dumps(body).encode()
+        if self.stop is not None and self.stop.is_set():
+            raise ApiError(0, km.CLIENT_STOPPED)
+        data = None if body is None else orjson.dumps(body)
         if data is not None and content_type is None:
             content_type = JSON
         try:
@@ -218,13 +235,13 @@ class Transport:
             raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
         finally:
             response.release_conn()
-        return json.loads(raw) if raw else None
+        return orjson.loads(raw) if raw else None
 
 
 def _status_error(status: int, raw: bytes) -> ApiError:
     """The ``ApiError`` of an error response (a ``Status`` object, or anything else)."""
     try:
-        body = json.loads(raw) if raw else {}
+        body = orjson.loads(raw) if raw else {}
     except ValueError:
         body = {}
     if not isinstance(body, dict):
@@ -528,7 +545,7 @@ class Informer:
     def _on_line(self, line: bytes, resource_version: str,
                  events: list[ClusterEvent]) -> str:
         try:
-            event = json.loads(line)
+            event = orjson.loads(line)
             kind = event["type"]
             obj = event["object"]
         except (ValueError, KeyError, TypeError):
@@ -811,25 +828,32 @@ class BackendStats:
 
 class KubeBackend:
     """The ``Backend`` on a Kubernetes API server (see the module docstring). ``namespace``
-    restricts Pods and PodGroups to one namespace; Nodes are always cluster-wide.
-    ``start()`` starts the informers; ``close()`` stops them and flushes Events."""
+    restricts Pods and PodGroups to one namespace; Nodes are always cluster-wide; at most
+    ``parallel_binds`` binds are in flight. ``start()`` starts the informers; ``close()``
+    stops them, abandons binds not yet sent and flushes Events."""
 
-    def __init__(self, api: ApiClient, clock: Clock | None = None, qps: float = 50,
-                 burst: int = 100, namespace: str | None = None, *,
+    def __init__(self, api: ApiClient, clock: Clock | None = None, qps: float = DEFAULT_QPS,
+                 burst: int = DEFAULT_BURST, namespace: str | None = None, *,
+                 parallel_binds: int = DEFAULT_PARALLEL_BINDS,
                  reporting_controller: str = km.REPORTING_CONTROLLER,
                  reporting_instance: str | None = None) -> None:
         self._clock: Clock = clock if clock is not None else RealClock()
         self.api = api
         self.namespace = namespace
-        self.transport = Transport(api, TokenBucket(qps, burst))
+        self._stop = threading.Event()
+        self.transport = Transport(api, TokenBucket(qps, burst, sleep=self._stop.wait),
+                                   stop=self._stop)
         instance = reporting_instance or km.REPORTING_INSTANCE.format(
             controller=reporting_controller, hostname=socket.gethostname())
         self.events = EventRecorder(Transport(api, TokenBucket(qps, burst)), self._clock,
                                     reporting_controller, instance)
         self.stats = BackendStats()
+        self._stats_lock = threading.Lock()  # binds run on the pool's threads
         self._pending: list[ClusterEvent] = []
         self._cond = threading.Condition()
         self._woken = False
+        self.binder = BindPool(lambda request: run_bind(self, request), parallel_binds,
+                               notify=self.wake)
         scope = f"/namespaces/{namespace}" if namespace else ""
         self.nodes = Informer(self.transport, WatchedResource(
             "Node", "v1", "/api/v1/nodes", namespaced=False, unchanged=node_heartbeat_only),
@@ -840,7 +864,6 @@ class KubeBackend:
             "PodGroup", "scheduling.x-k8s.io/v1alpha1", f"{PODGROUP_API}{scope}/podgroups",
             namespaced=True), self._emit)
         self._discovery: threading.Thread | None = None
-        self._stop = threading.Event()
         self._started = False
 
     # -- life cycle ------------------------------------------------------------------------
@@ -859,10 +882,13 @@ class KubeBackend:
         self._discovery.start()
 
     def close(self, timeout: float = 2.0) -> None:
-        """Stop watching and write the Events still queued (at most ``timeout`` s)."""
-        self._stop.set()
+        """Stop watching and binding, and write the Events still queued (at most
+        ``timeout`` s each). Binds not sent yet are abandoned (their outcome says so);
+        call ``wait_for_binds`` first to let them finish."""
         for informer in (self.nodes, self.pods, self.pod_group_informer):
             informer.stop(timeout)
+        self._stop.set()  # requests not sent yet (binds waiting for a token) now fail
+        self.binder.close(timeout)
         self.events.close(timeout)
         self.wake()
 
@@ -880,6 +906,8 @@ class KubeBackend:
             try:
                 found = self.transport.call("GET", PODGROUP_API) or {}
             except ApiError as e:
+                if self._stop.is_set():
+                    return
                 if e.status == 404:
                     log.info(km.LOG_PODGROUPS_ABSENT)
                     self.pod_group_informer.mark_synced()
@@ -913,10 +941,10 @@ class KubeBackend:
             self._cond.notify_all()
 
     def wait_for_events(self, timeout: float | None) -> bool:
-        """Block until events are pending, ``wake()`` is called or ``timeout`` seconds
-        pass; returns whether events are pending."""
+        """Block until events are pending, a bind ends, ``wake()`` is called or ``timeout``
+        seconds pass; returns whether events are pending."""
         with self._cond:
-            if not self._pending and not self._woken:
+            if not self._pending and not self._woken and not self.binder.has_outcomes():
                 self._cond.wait(timeout)
             self._woken = False
             return bool(self._pending)
@@ -948,6 +976,17 @@ class KubeBackend:
             groups[spec.key] = spec
         return groups
 
+    def start_bind(self, request: BindRequest) -> None:
+        self.binder.submit(request)
+
+    def drain_bind_outcomes(self) -> list[BindOutcome]:
+        return self.binder.drain()
+
+    def wait_for_binds(self, timeout: float | None) -> bool:
+        """Wait until no bind is in flight (at most ``timeout`` s); returns whether none
+        is."""
+        return self.binder.wait_idle(timeout)
+
     def bind(self, pod: PodInfo, node_name: str) -> None:
         self._live_pod(pod, BindError)
         if self.nodes.synced() and self.nodes.get(node_name) is None:
@@ -958,12 +997,14 @@ class KubeBackend:
         try:
             self.transport.call("POST", f"{self._pod_path(pod)}/binding", body=body)
         except ApiError as e:
-            self.stats.bind_errors += 1
+            with self._stats_lock:
+                self.stats.bind_errors += 1
             if e.status == 404:
                 raise BindError(messages.POD_NOT_FOUND.format(
                     name=pod.name, namespace=pod.namespace)) from None
             raise BindError(e.message) from None
-        self.stats.binds += 1
+        with self._stats_lock:
+            self.stats.binds += 1
 
     def evict(self, pod: PodInfo, message: str) -> None:
         self._live_pod(pod, BackendError)

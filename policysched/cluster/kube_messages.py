@@ -24,6 +24,7 @@ PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 # --- errors raised to the engine ----------------------------------------------------------
 API_STATUS = "HTTP {status}"
 API_UNREACHABLE = "the API server is unreachable: {reason}"
+CLIENT_STOPPED = "the backend is closed: request not sent"
 EVICTION_BLOCKED = "cannot evict pod {key}: {message}"
 
 # --- informers ----------------------------------------------------------------------------
@@ -55,6 +56,7 @@ LOG_LEADING = "leading: building a fresh cache from the API"
 LOG_NOT_LEADING = "not leading: scheduling stopped, cache dropped"
 LOG_PROFILES_SWAPPED = "policy set swapped: profiles %s"
 LOG_CYCLE_ERROR = "scheduling loop error (recovered %d in-flight pods)"
+LOG_BIND_DRAIN_FAILED = "finishing the binds in flight failed"
 LOG_STOPPING = "stopping (%s)"
 LOG_STOPPED = "stopped"
 LOG_OBSERVER_FAILED = "observer %r failed"

@@ -3,10 +3,12 @@
 Every call changes the stored objects as the API server would and queues the watch event
 it causes: ``bind`` sets ``spec.nodeName`` and a PodScheduled=True condition (MODIFIED),
 ``evict`` marks the pod with a DisruptionTarget condition and deletes it (DELETED), patches
-and status updates produce MODIFIED events, no-op changes produce none. Created objects get
-a uid, a resourceVersion, a creationTimestamp (the clock's time) and the defaults and
-priority admission of the API server. Events, conditions, bindings and evictions are kept in
-lists (with the clock's time) for tests and simulation reports.
+and status updates produce MODIFIED events, no-op changes produce none. ``start_bind``
+binds at once and keeps the outcome for ``drain_bind_outcomes`` (simulations stay
+deterministic). Created objects get a uid, a resourceVersion, a creationTimestamp (the
+clock's time) and the defaults and priority admission of the API server. Events,
+conditions, bindings and evictions are kept in lists (with the clock's time) for tests and
+simulation reports.
 """
 
 from __future__ import annotations
@@ -36,10 +38,13 @@ from . import messages
 from .backend import (
     BackendError,
     BindError,
+    BindOutcome,
+    BindRequest,
     ClusterEvent,
     ConditionStatus,
     EventType,
     Resource,
+    run_bind,
 )
 from .clock import Clock, SimulatedClock
 
@@ -152,6 +157,7 @@ class MemoryBackend:
         self._clock: Clock = clock if clock is not None else SimulatedClock()
         self._store: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in KINDS}
         self._pending: list[ClusterEvent] = []
+        self._outcomes: list[BindOutcome] = []
         self._serial = itertools.count(1)
         self._lock = threading.RLock()
         self.events: list[RecordedEvent] = []
@@ -185,6 +191,16 @@ class MemoryBackend:
             self._put_condition(pod.key, stored, POD_SCHEDULED, "True", "", "")
             self.bindings.append(RecordedBinding(self._now(), pod.key, node_name))
             self._modified(POD, stored)
+
+    def start_bind(self, request: BindRequest) -> None:
+        outcome = run_bind(self, request)
+        with self._lock:
+            self._outcomes.append(outcome)
+
+    def drain_bind_outcomes(self) -> list[BindOutcome]:
+        with self._lock:
+            outcomes, self._outcomes = self._outcomes, []
+            return outcomes
 
     def evict(self, pod: PodInfo, message: str) -> None:
         with self._lock:

@@ -40,6 +40,13 @@ MULTIPLE_GLOBAL_DEFAULTS = 'PriorityClass "{other}" is already the global defaul
 PRIORITY_MISMATCH = '{priority} does not match PriorityClass "{name}" (value {value})'
 CLOCK_BACKWARDS = "the simulated clock cannot go back from {now} to {target}"
 
+# --- the bind pool (policysched.cluster.binder) ----------------------------------------
+BIND_ABANDONED = ("the bind of pod {key} to node {node} was abandoned: the backend stopped "
+                  "binding")
+BIND_CRASHED = "the bind of pod {key} failed unexpectedly: {reason}"
+BAD_PARALLEL_BINDS = "parallel binds must be at least 1, not {size}"
+LOG_BIND_CRASHED = "the bind of pod %s failed unexpectedly"
+
 # --- cluster files ---------------------------------------------------------------------
 CLUSTER_FILE_HEADER = "{source}: invalid cluster file ({count} {problems}):"
 PROBLEM = "problem"

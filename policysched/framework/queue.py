@@ -111,15 +111,18 @@ class _ActiveEntry:
         self.rank = rank
 
     def __lt__(self, other: _ActiveEntry) -> bool:
-        if self.less is not None:
+        if self.rank is not None and other.rank is not None:
+            try:
+                if self.rank < other.rank:
+                    return True
+                if other.rank < self.rank:
+                    return False
+            except TypeError:  # keys of different types: as if equal
+                pass
+        elif self.less is not None:
             if self.less(self.pod, other.pod):
                 return True
             if self.less(other.pod, self.pod):
-                return False
-        elif self.rank is not None:
-            if self.rank < other.rank:
-                return True
-            if other.rank < self.rank:
                 return False
         return (self.timestamp, self.seq) < (other.timestamp, other.seq)
 
@@ -132,8 +135,9 @@ class SchedulingQueue:
     """Pending pods in four sub-queues (active, backoff, unschedulable, gated) plus the pods
     being scheduled (in flight). See the module docstring for the semantics.
 
-    ``less(a, b)`` (queueSort on pod objects) or ``sort_key(pod)`` (computed once per
-    placement, smaller first) orders activeQ; with neither, activeQ is FIFO.
+    ``sort_key(pod)`` (computed once per placement, smaller first; None when it cannot
+    say) or else ``less(a, b)`` (queueSort on pod objects) orders activeQ; with neither,
+    activeQ is FIFO.
     ``pre_enqueue(pod)`` is the gate. Gated pods that gave no explicit retry time are
     re-checked by ``flush`` at most every ``gate_recheck_period`` seconds (kube's 1 s flush
     cadence; 0 = on every flush; None = only on ``move_all``/``update``/``activate``).
@@ -152,8 +156,6 @@ class SchedulingQueue:
         max_unschedulable_duration: float = 300.0,
         gate_recheck_period: float | None = 1.0,
     ) -> None:
-        if less is not None and sort_key is not None:
-            raise ValueError("give either less or sort_key, not both")
         if initial_backoff <= 0 or max_backoff < initial_backoff:
             raise ValueError("backoff durations must satisfy 0 < initial_backoff <= max_backoff")
         if max_unschedulable_duration <= 0:

@@ -102,8 +102,8 @@ class _Variables(dict[str, Any]):
 
     def __init__(self, instance: PolicyInstance, base: dict[str, Any]) -> None:
         super().__init__()
-        self._expressions = {v.name: v.expression for v in instance.policy.variables}
-        self._base = base
+        self._expressions = instance.policy.variable_expressions
+        self._base: Mapping[str, Any] = base
         self._policy = instance.policy.name
 
     def __missing__(self, name: str) -> Any:
@@ -111,7 +111,7 @@ class _Variables(dict[str, Any]):
         if expression is None:
             raise KeyError(name)
         try:
-            value = expression.evaluate(_resolve(self._base))
+            value = expression.evaluate(self._base)
         except CelError as e:
             raise CelError(f"variable {name} of policy {self._policy}: {e.message}") from None
         self[name] = value
@@ -126,37 +126,44 @@ class CycleState:
     now: int
     pod_views: Callable[[], list[dict[str, Any]]]
     node_views: Callable[[], list[dict[str, Any]]]
-    _bases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    affinity_pod_views: Callable[[], list[dict[str, Any]]] = list
+    _bases: dict[str, Activation] = field(default_factory=dict)
     _matches: dict[str, bool] = field(default_factory=dict)
     skipped_scoring: set[str] = field(default_factory=set)
+    parts: dict[Any, Any] = field(default_factory=dict)  # pod-side expression parts' values
     reserved_counters: list[tuple[str, float]] = field(default_factory=list)
 
-    def base(self, instance: PolicyInstance) -> dict[str, Any]:
+    def base(self, instance: PolicyInstance) -> Activation:
         """The pod-level activation of ``instance``'s expressions."""
         base = self._bases.get(instance.name)
         if base is None:
-            base = {"now": self.now, "pod": self.pod.view, "params": instance.params}
+            base = Activation({"now": self.now, "pod": self.pod.view,
+                               "params": instance.params},
+                              {"pods": self.pod_views, "nodes": self.node_views,
+                               "podsWithAffinity": self.affinity_pod_views})
             base["variables"] = _Variables(instance, base)
-            base["pods"] = _Deferred(self.pod_views)
-            base["nodes"] = _Deferred(self.node_views)
             self._bases[instance.name] = base
         return base
 
 
-class _Deferred:
-    """Placeholder replaced by the cluster-wide list the first time an activation is used
-    with it; see ``_resolve``."""
+class Activation(dict[str, Any]):
+    """Variables of an expression; the cluster-wide lists (``pods``, ``nodes``) are only
+    built when an expression reads them."""
 
-    def __init__(self, build: Callable[[], list[dict[str, Any]]]) -> None:
-        self.build = build
+    def __init__(self, values: Mapping[str, Any],
+                 lists: Mapping[str, Callable[[], list[dict[str, Any]]]]) -> None:
+        super().__init__(values)
+        self._lists = lists
 
+    def __missing__(self, name: str) -> Any:
+        build = self._lists.get(name)
+        if build is None:
+            raise KeyError(name)
+        value = self[name] = build()
+        return value
 
-def _resolve(activation: dict[str, Any]) -> dict[str, Any]:
-    for key in ("pods", "nodes"):
-        value = activation.get(key)
-        if isinstance(value, _Deferred):
-            activation[key] = value.build()
-    return activation
+    def copy(self) -> Activation:
+        return Activation(self, self._lists)
 
 
 class Framework:
@@ -270,7 +277,6 @@ class Framework:
             assert isinstance(rule, PreFilterRule)
             if instance.name in skipped:
                 continue
-            _resolve(act)
             try:
                 if rule.expression is not None:
                     value = evaluate(rule, rule.expression, act)
@@ -312,7 +318,7 @@ class Framework:
                     ) -> list[tuple[FilterRule, dict[str, Any]]]:
         """The filter rules that apply to this pod, each with its policy's pod-level
         activation; computed once per cycle, then run on every node."""
-        plan = []
+        plan: list[tuple[FilterRule, dict[str, Any]]] = []
         for instance, rule in (self._by_point[ExtensionPoint.FILTER] if rules is None
                                else rules):
             if self.matches(state, instance):
@@ -334,22 +340,9 @@ class Framework:
                 act["node"] = node.view
                 act["nodePods"] = node.pod_views
                 current = base
-            assert rule.expression is not None
-            try:
-                value = evaluate(rule, rule.expression, act)
-            except RuleError as e:
-                return e.status
-            if value is True or value is IGNORED:
-                continue
-            if value is not False:
-                return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
-                    policy=rule.policy, rule=rule.name, field="expression",
-                    text=rule.expression.text,
-                    error=messages.WRONG_RESULT.format(expected="bool", got=value)))
-            reason = rule.reason or messages.FILTER_DEFAULT_REASON.format(
-                rule=rule.qualified_name)
-            return unschedulable(rule.qualified_name, reason,
-                                 unresolvable=getattr(rule, "unresolvable", False))
+            status = filter_rule_status(rule, act)
+            if status is not SUCCESS:
+                return status
         return SUCCESS
 
     # -- postFilter (preemption rules) ----------------------------------------------------
@@ -363,7 +356,6 @@ class Framework:
         refusal = ""
         for instance, rule, act in self._applicable(state, ExtensionPoint.POST_FILTER):
             assert isinstance(rule, PostFilterRule)
-            _resolve(act)
             try:
                 allowed = (True if rule.expression is None
                            else evaluate(rule, rule.expression, act))
@@ -395,7 +387,6 @@ class Framework:
         for instance, rule, act in self._applicable(state, ExtensionPoint.PRE_SCORE):
             if rule.expression is None:
                 continue
-            _resolve(act)
             try:
                 value = evaluate(rule, rule.expression, act)
             except RuleError as e:
@@ -420,26 +411,15 @@ class Framework:
             for node in nodes:
                 act["node"] = node.view
                 act["nodePods"] = node.pod_views
-                try:
-                    value = evaluate(rule, rule.expression, act)
-                except RuleError as e:
-                    return e.status, totals, detail
-                if value is IGNORED:
-                    value = 0
-                if isinstance(value, bool) or not isinstance(value, int | float):
-                    return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
-                        policy=rule.policy, rule=rule.name, field="expression",
-                        text=rule.expression.text,
-                        error=messages.WRONG_RESULT.format(expected="a number", got=value))
-                    ), totals, detail
-                raw.append(float(value))
+                value = score_value(rule, act)
+                if isinstance(value, Status):
+                    return value, totals, detail
+                raw.append(value)
             normalised = normalise(raw, rule.normalize)
             rows = []
             for i, (node, score) in enumerate(zip(nodes, normalised, strict=True)):
                 if not 0 <= score <= MAX_NODE_SCORE:
-                    return error(rule.qualified_name, messages.SCORE_OUT_OF_RANGE.format(
-                        policy=rule.policy, rule=rule.name, node=node.name, score=f"{score:g}")
-                    ), totals, detail
+                    return score_out_of_range(rule, node.name, score), totals, detail
                 weighted = int(score) * weight
                 totals[i] += weighted
                 rows.append((raw[i], score, weighted))
@@ -450,7 +430,7 @@ class Framework:
 
     def node_activation(self, state: CycleState, instance: PolicyInstance,
                         node: NodeInfo) -> dict[str, Any]:
-        act = dict(state.base(instance))
+        act = state.base(instance).copy()
         act["node"] = node.view
         act["nodePods"] = node.pod_views
         return act
@@ -614,6 +594,48 @@ class Framework:
         return self._notifications(state, node, ExtensionPoint.POST_BIND)
 
 
+def filter_rule_status(rule: FilterRule, act: Mapping[str, Any]) -> Status:
+    """One filter rule on one node (``act`` holds ``node``): SUCCESS when it passes (or
+    is ignored), else Unschedulable with its reason, or an Error."""
+    assert rule.expression is not None
+    try:
+        value = evaluate(rule, rule.expression, act)
+    except RuleError as e:
+        return e.status
+    if value is True or value is IGNORED:
+        return SUCCESS
+    if value is not False:
+        return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
+            policy=rule.policy, rule=rule.name, field="expression",
+            text=rule.expression.text,
+            error=messages.WRONG_RESULT.format(expected="bool", got=value)))
+    return filter_rejection(rule)
+
+
+def filter_rejection(rule: FilterRule) -> Status:
+    """The status of a node where ``rule`` is false."""
+    reason = rule.reason or messages.FILTER_DEFAULT_REASON.format(rule=rule.qualified_name)
+    return unschedulable(rule.qualified_name, reason,
+                         unresolvable=getattr(rule, "unresolvable", False))
+
+
+def score_value(rule: ScoreRule, act: Mapping[str, Any]) -> float | Status:
+    """One score rule's raw value on one node (0 when ignored), or an Error status."""
+    assert rule.expression is not None
+    try:
+        value = evaluate(rule, rule.expression, act)
+    except RuleError as e:
+        return e.status
+    if value is IGNORED:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
+            policy=rule.policy, rule=rule.name, field="expression",
+            text=rule.expression.text,
+            error=messages.WRONG_RESULT.format(expected="a number", got=value)))
+    return float(value)
+
+
 def _rejected(rule: Rule, act: Mapping[str, Any]) -> Status:
     """Unschedulable with the rule's message (or "rejected by policy/rule")."""
     return unschedulable(rule.qualified_name, rule_message(rule, act))
@@ -623,6 +645,11 @@ def _shorter(current: Status | None, new: Status) -> Status:
     if current is None or (new.timeout or 0) < (current.timeout or 0):
         return new
     return current
+
+
+def score_out_of_range(rule: ScoreRule, node: str, score: float) -> Status:
+    return error(rule.qualified_name, messages.SCORE_OUT_OF_RANGE.format(
+        policy=rule.policy, rule=rule.name, node=node, score=f"{score:g}"))
 
 
 def normalise(raw: Sequence[float], how: Normalization) -> list[float]:

@@ -6,35 +6,46 @@
 2. preFilter → filter (with node sampling) → postFilter (preemption) when nothing fits;
 3. preScore → score → pick the highest total (ties at random);
 4. assume the pod on the node in the cache; reserve; permit (allow / deny / wait);
-5. the binding cycle: preBind (patches) → bind → postBind.
+5. the binding cycle: preBind → bind → postBind. The preBind rules and the bind target run
+   here; the bind itself (with preBind's metadata patch) is handed to the backend
+   (``start_bind``) and the cycle ends when its outcome comes back (``drain_binds``, also
+   run by ``sync``): at once with a synchronous backend, later with ``KubeBackend``'s
+   binding threads, while this thread schedules the next pods.
 
 Any failure after the assumption rolls back (unreserve in reverse order, forget the
 assumption) and hands the pod back to the queue: a pod is always in exactly one place —
-queue, waiting room, or bound — never lost, never bound twice. The engine does not know its
-backend: events come in through ``sync()``, effects go out through the ``Backend`` calls.
+queue, waiting room, bind in flight, or bound — never lost, never bound twice. The engine
+does not know its backend: events and bind outcomes come in through ``sync()``, effects go
+out through the ``Backend`` calls.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
 from ..cache.objects import ObjectError, PodInfo
-from ..cluster.backend import Backend, BindError, ClusterEvent
+from ..cluster.backend import Backend, BackendError, BindOutcome, BindRequest, ClusterEvent
 from ..policy.model import ExtensionPoint
 from . import messages
 from .preemption import preempt
 from .queue import QueuedPod, SchedulingQueue
 from .runner import CycleState, Framework
 from .status import Code, Status, error, unschedulable
+from .vectorised import NodeEvaluator
 from .waiting import WaitingPod, WaitingRoom
 
+VECTORISED, SCALAR = "vectorised", "scalar"  # EngineSettings.evaluation
 MIN_FEASIBLE_NODES = 100
+_NO_ROWS = np.zeros(0, np.int64)
 MIN_FEASIBLE_PERCENTAGE = 5
 PREFILTER_EXCLUDED = "node is filtered out by the prefilter result"
 
@@ -47,7 +58,7 @@ class EngineSettings:
     seed: int = 0  # tie-breaking between equal scores
     # how node-level rules are evaluated: "vectorised" (columnar node table, partial
     # evaluation, equivalence cache) or "scalar" (one closure call per node and rule)
-    evaluation: str = "vectorised"
+    evaluation: str = "vectorised"  # or SCALAR
 
 
 @dataclass
@@ -64,19 +75,29 @@ class PodRecord:
 
 @dataclass
 class Decision:
-    """The outcome of choosing a node: a node name, or a failure status and its message.
-    ``scores`` keeps per-rule detail for ``explain``."""
+    """The outcome of choosing a node: a node name, or a failure status and its message
+    (``statuses``: the nodes that failed a filter, when none fits)."""
 
     node: str | None
     status: Status
     message: str = ""
     statuses: dict[str, Status] = field(default_factory=dict)
-    scores: dict[str, list[tuple[float, float, int]]] = field(default_factory=dict)
-    totals: dict[str, int] = field(default_factory=dict)
 
 
 ExtensionPointObserver = Callable[[str, str, str, float], None]
 """Called with (profile, extension point, status code, seconds) after each point runs."""
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """A binding cycle waiting for its bind's outcome."""
+
+    request: BindRequest
+    qp: QueuedPod
+    fwk: Framework
+    state: CycleState
+    node: NodeInfo
+    groups: tuple[str, ...]
 
 
 class Scheduler:
@@ -94,11 +115,14 @@ class Scheduler:
         self.records: dict[str, PodRecord] = {}
         self.unserved: dict[str, str] = {}  # pending pods no profile serves → message
         self.nominated: dict[str, tuple[str, PodInfo]] = {}  # preemptor → (node, pod)
+        self._binding: dict[str, _Binding] = {}  # pod key → its bind in flight
         self.rng = random.Random(self.settings.seed)
         self._next_start_node = 0
+        self.evaluator = NodeEvaluator() if self.settings.evaluation == VECTORISED else None
         self.queue = SchedulingQueue(
             self.clock.now,
             less=self._less,
+            sort_key=self._sort_key,
             pre_enqueue=self._gate,
             initial_backoff=self.settings.initial_backoff,
             max_backoff=self.settings.max_backoff,
@@ -109,6 +133,16 @@ class Scheduler:
         their place in the queue; pods of a profile that no longer exists stay queued and
         are reported when popped."""
         self.profiles = dict(profiles)
+        if self.evaluator is not None:
+            self.evaluator.reset()
+
+    def _sort_key(self, pod: PodInfo) -> tuple[Any, ...] | None:
+        """queueSort ``keys`` of the first profile, computed when the pod enters activeQ
+        (None when that profile orders pods with ``less``)."""
+        sorter = next(iter(self.profiles.values()), None)
+        if sorter is None:
+            return (-pod.priority, pod.creation)
+        return sorter.sort_key(pod, int(self.clock.now()))
 
     def _less(self, a: PodInfo, b: PodInfo) -> bool:
         """queueSort: every profile shares the first profile's queueSort, as in
@@ -121,13 +155,14 @@ class Scheduler:
     # -- source → cache and queue ----------------------------------------------------------
 
     def sync(self) -> int:
-        """Apply the backend's pending events; returns how many there were."""
+        """Apply the backend's pending events, then finish the binding cycles whose bind
+        ended; returns how many events and bind outcomes there were."""
         events = self.backend.drain_events()
         for event in events:
             self._apply(event)
         if events:
             self._recheck_waiting()
-        return len(events)
+        return len(events) + self.drain_binds()
 
     def _apply(self, event: ClusterEvent) -> None:
         try:
@@ -148,6 +183,9 @@ class Scheduler:
             waiting = self.waiting.remove(key)
             if waiting is not None:
                 self._roll_back(waiting.fwk, waiting.state, waiting.node)
+            binding = self._binding.pop(key, None)
+            if binding is not None:  # its cycle ends here; its outcome will be ignored
+                self._roll_back(binding.fwk, binding.state, binding.node.name)
             self.waiting.forget_pod(key)
             self.queue.move_all("PodDelete")
             return
@@ -180,10 +218,12 @@ class Scheduler:
         # the gate sees only pod-level variables: no snapshot unless it reads the cluster
         return fwk.pre_enqueue(CycleState(
             pod, int(self.clock.now()), lambda: self.cache.snapshot().pod_views(),
-            lambda: self.cache.snapshot().node_views()))
+            lambda: self.cache.snapshot().node_views(),
+            lambda: self.cache.snapshot().pods_with_affinity_views()))
 
     def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
-        return CycleState(pod, int(self.clock.now()), snapshot.pod_views, snapshot.node_views)
+        return CycleState(pod, int(self.clock.now()), snapshot.pod_views, snapshot.node_views,
+                          snapshot.pods_with_affinity_views)
 
     # -- the scheduling cycle ----------------------------------------------------------------
 
@@ -256,34 +296,41 @@ class Scheduler:
                 if n.name not in names:
                     statuses[n.name] = unschedulable("", PREFILTER_EXCLUDED, unresolvable=True)
         started = time.perf_counter()
-        feasible, failure = self._find_feasible(fwk, state, candidates, statuses)
+        if self.evaluator is not None:
+            rows, failure = self._find_feasible_vectorised(
+                fwk, state, snapshot, candidates, statuses)
+        else:
+            rows, failure = self._find_feasible(fwk, state, snapshot, candidates, statuses)
         self._observe(fwk, "Filter", failure or Status(), started)
         if failure is not None:
             return Decision(None, failure, failure.message, statuses)
-        if not feasible:
+        if not len(rows):
             return self._no_fit(fwk, state, nodes, statuses)
-        if len(feasible) == 1:
-            return Decision(feasible[0].name, Status(), statuses=statuses)
+        if len(rows) == 1:
+            return Decision(nodes[int(rows[0])].name, Status(), statuses=statuses)
         started = time.perf_counter()
         status = fwk.run_pre_score(state)
         self._observe(fwk, "PreScore", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
         started = time.perf_counter()
-        status, totals, detail = fwk.run_score(state, feasible)
+        if self.evaluator is not None:
+            status, totals = self.evaluator.score(fwk, state, snapshot, rows)
+        else:
+            status, scalar_totals, _ = fwk.run_score(state, [nodes[r] for r in rows.tolist()])
+            totals = np.array(scalar_totals, np.int64)
         self._observe(fwk, "Score", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
-        chosen = self._select_host(feasible, totals)
-        return Decision(chosen, Status(), statuses=statuses, scores=detail,
-                        totals={n.name: t for n, t in zip(feasible, totals, strict=True)})
+        return Decision(self._select_host(nodes, rows, totals), Status(), statuses=statuses)
 
-    def _find_feasible(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
-                       statuses: dict[str, Status]) -> tuple[list[NodeInfo], Status | None]:
+    def _find_feasible(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+                       nodes: list[NodeInfo], statuses: dict[str, Status]
+                       ) -> tuple[np.ndarray, Status | None]:
         """Filter nodes round-robin from where the last cycle stopped, until enough are
-        feasible (kube-scheduler's numFeasibleNodesToFind)."""
+        feasible (kube-scheduler's numFeasibleNodesToFind); their snapshot rows."""
         if not nodes:
-            return [], None
+            return _NO_ROWS, None
         wanted = self._feasible_nodes_to_find(len(nodes))
         start = self._next_start_node % len(nodes)
         feasible: list[NodeInfo] = []
@@ -305,11 +352,59 @@ class Scheduler:
                 if len(feasible) >= wanted:
                     break
             elif status.code is Code.ERROR:
-                return [], status
+                return _NO_ROWS, status
             else:
                 statuses[node.name] = status
         self._next_start_node = (start + processed) % len(nodes)
-        return feasible, None
+        return np.array([snapshot.index[n.name] for n in feasible], np.int64), None
+
+    def _find_feasible_vectorised(
+            self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+            nodes: list[NodeInfo], statuses: dict[str, Status]
+    ) -> tuple[np.ndarray, Status | None]:
+        """``_find_feasible`` with every node filtered at once: the same nodes in the same
+        order (the first ``numFeasibleNodesToFind`` feasible from the round-robin start)."""
+        assert self.evaluator is not None
+        if not nodes:
+            return _NO_ROWS, None
+        first, errors, status_of = self.evaluator.filter(fwk, state, snapshot)
+        if len(nodes) == len(snapshot.nodes):
+            candidates = np.arange(len(nodes))
+        else:
+            candidates = np.fromiter((snapshot.index[n.name] for n in nodes), np.int64,
+                                     len(nodes))
+        wanted = self._feasible_nodes_to_find(len(nodes))
+        start = self._next_start_node % len(nodes)
+        order = np.roll(candidates, -start)
+        overrides: dict[int, Status] = {}  # room promised to preemptors counts as taken
+        nominated = self._nominated_by_node(state.pod)
+        if nominated:
+            plan = fwk.filter_plan(state)
+            for name, others in nominated.items():
+                node = snapshot.node(name)
+                if node is None:
+                    continue
+                with_nominated = node.clone()
+                for other in others:
+                    with_nominated.add_pod(other)
+                overrides[snapshot.index[name]] = fwk.run_filter(state, with_nominated,
+                                                                 plan=plan)
+        ok, failed = first[order] < 0, errors[order]
+        for row, status in overrides.items():
+            ok[order == row] = status.is_success
+            failed[order == row] = status.code is Code.ERROR
+        positions = np.flatnonzero(ok)
+        processed = int(positions[wanted - 1]) + 1 if len(positions) >= wanted \
+            else len(order)
+        failures = np.flatnonzero(failed[:processed])
+        if len(failures):
+            row = int(order[failures[0]])
+            return _NO_ROWS, overrides.get(row) or status_of(row)
+        if not len(positions):
+            for row in order.tolist():
+                statuses[snapshot.nodes[row].name] = overrides.get(row) or status_of(row)
+        self._next_start_node = (start + processed) % len(nodes)
+        return order[positions[:wanted]], None
 
     def _nominated_by_node(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
         """Pods nominated by preemption, of at least ``pod``'s priority, by node (kube's
@@ -359,11 +454,11 @@ class Scheduler:
         return Decision(None, status, messages.fit_error(
             len(nodes), reasons, post_filter_message=result.message), statuses)
 
-    def _select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
+    def _select_host(self, nodes: list[NodeInfo], rows: np.ndarray, totals: np.ndarray
+                     ) -> str:
         """The highest total; among equals, one chosen uniformly at random."""
-        best = max(totals)
-        tied = [n.name for n, t in zip(nodes, totals, strict=True) if t == best]
-        return tied[0] if len(tied) == 1 else self.rng.choice(tied)
+        tied = np.flatnonzero(totals == totals.max()).tolist()
+        return nodes[int(rows[tied[0] if len(tied) == 1 else self.rng.choice(tied)])].name
 
     # -- permit waiting -------------------------------------------------------------------------
 
@@ -432,28 +527,53 @@ class Scheduler:
 
     def _binding_cycle(self, qp: QueuedPod, fwk: Framework, state: CycleState,
                        node: NodeInfo, groups: tuple[str, ...] = ()) -> None:
+        """preBind rules and the bind target, then hand the bind to the backend (blocks
+        while the backend has as many binds in flight as it allows)."""
         pod = state.pod
         started = time.perf_counter()
         status, labels, annotations = fwk.run_pre_bind(state, node)
         self._observe(fwk, "PreBind", status, started)
-        if status.is_success and (labels or annotations):
-            self.backend.patch_pod_metadata(pod, labels, annotations)
         target = node.name
         if status.is_success:
             status, target = fwk.bind_target(state, node)
-        if status.is_success:
-            started = time.perf_counter()
-            try:
-                self.backend.bind(pod, target)
-            except BindError as e:
-                status = error("", messages.BIND_FAILED.format(reason=e))
-            self._observe(fwk, "Bind", status, started)
         if not status.is_success:
             self._roll_back(fwk, state, node.name)
             self._fail(qp, status, self._rejection_message(status))
             return
-        self.cache.finish_binding(pod)
+        request = BindRequest(pod, target, labels, annotations)
+        self.backend.start_bind(request)
+        self._binding[pod.key] = _Binding(request, qp, fwk, state, node, groups)
+        # an assumed member counts toward its gangs (kube's coscheduling counts them too)
         self.waiting.record_bound(groups, pod.key)
+        self.drain_binds()
+
+    @property
+    def binds_in_flight(self) -> list[str]:
+        """Keys of the pods whose bind was handed to the backend and has no outcome yet."""
+        return list(self._binding)
+
+    def drain_binds(self) -> int:
+        """Finish the binding cycles whose bind ended (the backend's outcomes); returns
+        how many outcomes there were."""
+        outcomes = self.backend.drain_bind_outcomes()
+        for outcome in outcomes:
+            key = outcome.request.pod.key
+            binding = self._binding.get(key)
+            if binding is None or binding.request is not outcome.request:
+                continue  # the pod was deleted meanwhile: its cycle already ended
+            del self._binding[key]
+            if outcome.error is None:
+                self._bound(binding, outcome)
+            else:
+                self._bind_failed(binding, outcome)
+        return len(outcomes)
+
+    def _bound(self, binding: _Binding, outcome: BindOutcome) -> None:
+        """The rest of the binding cycle after a successful bind: postBind, Scheduled."""
+        fwk, state, node = binding.fwk, binding.state, binding.node
+        pod, target = state.pod, binding.request.node_name
+        self._observe_seconds(fwk, "Bind", Status(), outcome.seconds)
+        self.cache.finish_binding(pod)
         started = time.perf_counter()
         notes = fwk.run_post_bind(state, node)
         self._observe(fwk, "PostBind", Status(), started)
@@ -466,10 +586,24 @@ class Scheduler:
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
         record.node, record.bound_at, record.message = target, self.clock.now(), None
 
+    def _bind_failed(self, binding: _Binding, outcome: BindOutcome) -> None:
+        """A failed bind (or preBind patch): roll back and requeue, as kube-scheduler's
+        handleBindingCycleError."""
+        status = error("", messages.BIND_FAILED.format(reason=outcome.error))
+        self._observe_seconds(binding.fwk, "Bind", status, outcome.seconds)
+        self.waiting.forget_pod(binding.state.pod.key)  # no longer counts toward its gangs
+        self._roll_back(binding.fwk, binding.state, binding.node.name)
+        self._fail(binding.qp, status, self._rejection_message(status))
+
     def _observe(self, fwk: Framework, point: str, status: Status, started: float) -> None:
         if self.observe_extension_point is not None:
             self.observe_extension_point(fwk.scheduler_name, point, status.code.value,
                                          time.perf_counter() - started)
+
+    def _observe_seconds(self, fwk: Framework, point: str, status: Status,
+                         seconds: float) -> None:
+        if self.observe_extension_point is not None:
+            self.observe_extension_point(fwk.scheduler_name, point, status.code.value, seconds)
 
     # -- failures -----------------------------------------------------------------------------
 
@@ -491,15 +625,20 @@ class Scheduler:
         return messages.fit_error(1, status.reasons)
 
     def _fail(self, qp: QueuedPod, status: Status, message: str) -> None:
-        """kube-scheduler's handleSchedulingFailure: event, condition, requeue."""
+        """kube-scheduler's handleSchedulingFailure: event, condition, requeue (not when
+        the pod turned out bound meanwhile, e.g. by a bind reported as failed)."""
         pod = self.cache.pod(qp.key) or qp.pod
         message = message or status.message
         is_error = status.code is Code.ERROR
         self.backend.record_event(pod, "Warning", messages.EVENT_FAILED_SCHEDULING, message)
-        self.backend.set_pod_condition(
-            pod, "False",
-            messages.CONDITION_SCHEDULER_ERROR if is_error else messages.CONDITION_UNSCHEDULABLE,
-            message)
-        self.queue.requeue(qp, retry_after=status.retry_after, error=is_error,
-                           unschedulable_by=[status.plugin] if status.plugin else None)
+        # a pod deleted meanwhile (its event not applied yet): that event dequeues it
+        with contextlib.suppress(BackendError):
+            self.backend.set_pod_condition(
+                pod, "False", messages.CONDITION_SCHEDULER_ERROR if is_error
+                else messages.CONDITION_UNSCHEDULABLE, message)
+        if pod.node_name:
+            self.queue.done(qp.key)
+        else:
+            self.queue.requeue(qp, retry_after=status.retry_after, error=is_error,
+                               unschedulable_by=[status.plugin] if status.plugin else None)
         self.records.setdefault(qp.key, PodRecord(qp.key)).message = message

@@ -111,7 +111,7 @@ UNAVAILABLE = {
     "b": "in {where}: a and b exist only in queueSort less, which compares two pods",
     "victim": "in {where}: victim exists only in postFilter victims",
 }
-UNAVAILABLE["nodes"] = UNAVAILABLE["pods"]
+UNAVAILABLE["nodes"] = UNAVAILABLE["podsWithAffinity"] = UNAVAILABLE["pods"]
 UNAVAILABLE_VARIABLES_IN_MATCH = (
     "in {where}: variables are computed only for pods the policy matches"
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from ..cel import Program
@@ -211,6 +212,11 @@ class Policy:
 
     def rules_for(self, point: ExtensionPoint) -> tuple[Rule, ...]:
         return self.rules.get(point, ())
+
+    @cached_property
+    def variable_expressions(self) -> Mapping[str, CelExpression]:
+        """The variables' expressions by name."""
+        return {v.name: v.expression for v in self.variables}
 
     @property
     def points(self) -> tuple[ExtensionPoint, ...]:

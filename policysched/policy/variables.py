@@ -9,6 +9,9 @@ Variables (DESIGN §2):
 ``nodePods`` list(Pod): the pods on ``node``, assumed pods included
 ``pods``     list(Pod): every pod of the cluster (pod-level points only)
 ``nodes``    list(Node): every node of the cluster (pod-level points only)
+``podsWithAffinity`` list(Pod): the pods counted on a node that have pod affinity or
+             anti-affinity terms (kube-scheduler's PodsWithAffinity; an index the cache
+             keeps, so that policies need not scan ``pods``)
 ``params``   the policy's parameters: one ``dyn`` field per key of ``spec.params``
 ``variables`` the policy's variables: one field per declared variable, typed by its
              expression
@@ -69,6 +72,7 @@ NODE = "node"
 NODE_PODS = "nodePods"
 PODS = "pods"
 NODES = "nodes"
+PODS_WITH_AFFINITY = "podsWithAffinity"
 PARAMS = "params"
 VARIABLES = "variables"
 A = "a"
@@ -162,6 +166,7 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
 SIZE_HINTS: Mapping[str, int] = {
     PODS: 150_000,
     NODES: 5_000,
+    PODS_WITH_AFFINITY: 150_000,
     NODE_PODS: 256,
     "pod.name": 253,
     "pod.namespace": 63,
@@ -193,6 +198,7 @@ _TYPES: Mapping[str, Type] = {
     NODE_PODS: list_of(POD_TYPE),
     PODS: list_of(POD_TYPE),
     NODES: list_of(NODE_TYPE),
+    PODS_WITH_AFFINITY: list_of(POD_TYPE),
     PARAMS: PARAMS_TYPE,
     VARIABLES: VARIABLES_TYPE,
     A: POD_TYPE,
@@ -201,7 +207,8 @@ _TYPES: Mapping[str, Type] = {
 }
 
 _POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
-_CLUSTER_LEVEL = _POD_LEVEL | {PODS, NODES}
+_CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY})
+_CLUSTER_LEVEL = _POD_LEVEL | _CLUSTER
 _NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS}
 
 
@@ -230,7 +237,7 @@ PRE_SCORE = Scope("preScore", _CLUSTER_LEVEL, messages.WHY_NO_NODE_PRE_SCORE)
 SCORE = Scope("score", _NODE_LEVEL)
 RESERVE = Scope("reserve", _NODE_LEVEL)
 UNRESERVE = Scope("unreserve", _NODE_LEVEL)
-PERMIT = Scope("permit", _NODE_LEVEL | {PODS, NODES})
+PERMIT = Scope("permit", _NODE_LEVEL | _CLUSTER)
 PRE_BIND = Scope("preBind", _NODE_LEVEL)
 BIND = Scope("bind", _NODE_LEVEL)
 POST_BIND = Scope("postBind", _NODE_LEVEL)

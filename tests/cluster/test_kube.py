@@ -8,6 +8,7 @@ per test. The real API server is exercised by ``tests/e2e/test_kube_backend.py``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -22,7 +23,12 @@ import pytest
 kubernetes = pytest.importorskip("kubernetes")
 
 from policysched.cache.objects import pod_info  # noqa: E402
-from policysched.cluster.backend import BackendError, BindError, ClusterEvent  # noqa: E402
+from policysched.cluster.backend import (  # noqa: E402
+    BackendError,
+    BindError,
+    BindRequest,
+    ClusterEvent,
+)
 from policysched.cluster.kube import (  # noqa: E402
     KubeBackend,
     TokenBucket,
@@ -60,6 +66,9 @@ class FakeApiServer:
         self.closing = False
         self.generation = 0  # drop_watches() ends the watches of older generations
         self.watch_count: dict[str, int] = {}
+        self.binding_gate: threading.Event | None = None  # set: binds wait for it to open
+        self.binding_active = 0  # binding requests being served now
+        self.binding_peak = 0
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -93,8 +102,9 @@ class FakeApiServer:
                 if query.get("watch") == "true":
                     server.serve_watch(self, url.path, query)
                     return
-                status, out = server.handle(method, url.path, query, body,
-                                            self.headers.get("Content-Type", ""))
+                with server.binding(url.path):
+                    status, out = server.handle(method, url.path, query, body,
+                                                self.headers.get("Content-Type", ""))
                 self._send(status, out)
 
             def do_GET(self) -> None:
@@ -190,6 +200,24 @@ class FakeApiServer:
     def get(self, resource: str, key: str) -> dict[str, Any] | None:
         with self.lock:
             return self.store[resource].get(key)
+
+    @contextlib.contextmanager
+    def binding(self, path: str) -> Iterator[None]:
+        """Count concurrent binding requests; hold them while ``binding_gate`` is shut."""
+        if not path.endswith("/binding"):
+            yield
+            return
+        with self.lock:
+            self.binding_active += 1
+            self.binding_peak = max(self.binding_peak, self.binding_active)
+        try:
+            gate = self.binding_gate
+            if gate is not None:
+                gate.wait(10)
+            yield
+        finally:
+            with self.lock:
+                self.binding_active -= 1
 
     def drop_watches(self) -> None:
         """End every open watch (as a restarting API server would)."""
@@ -434,6 +462,26 @@ def info(server: FakeApiServer, name: str) -> Any:
 # --------------------------------------------------------------------------- rate limit
 
 
+def test_token_bucket_is_shared_safely_by_threads() -> None:
+    bucket = TokenBucket(qps=100, burst=5, clock=lambda: 0.0)
+    delays: list[float] = []
+    lock = threading.Lock()
+
+    def take() -> None:
+        for _ in range(50):
+            delay = bucket.reserve()
+            with lock:
+                delays.append(delay)
+
+    threads = [threading.Thread(target=take) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # every token reserved once: the burst, then one more 1/qps each
+    assert sorted(delays) == pytest.approx([0.0] * 5 + [i / 100 for i in range(1, 396)])
+
+
 def test_token_bucket_allows_a_burst_then_the_rate() -> None:
     now = [0.0]
     bucket = TokenBucket(qps=10, burst=3, clock=lambda: now[0])
@@ -654,6 +702,93 @@ def test_bind_errors(server: FakeApiServer, backend: KubeBackend) -> None:
     wait_for(lambda: backend.pods.get("default/p2") is None)
     with pytest.raises(BindError, match='pods "p2" not found'):
         backend.bind(p2, "n1")
+
+
+def test_start_bind_patches_then_binds_on_a_thread_and_wakes_the_loop(
+        server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("nodes", node("n1"))
+    server.put("pods", pod("p1"))
+    started(backend)
+    p1 = info(server, "p1")
+    server.binding_gate = threading.Event()
+    request = BindRequest(p1, "n1", labels={"team": "a"})
+    backend.start_bind(request)  # returns while the POST is held by the server
+    wait_for(lambda: server.binding_active == 1)
+    assert backend.drain_bind_outcomes() == []
+    threading.Timer(0.2, server.binding_gate.set).start()
+    began = time.monotonic()
+    backend.wait_for_events(5)  # the outcome wakes the loop (or the bound pod's event)
+    assert time.monotonic() - began < 2
+    assert backend.wait_for_binds(5)
+    (outcome,) = backend.drain_bind_outcomes()
+    assert outcome.request is request and outcome.error is None and outcome.seconds > 0
+    calls = [(m, p) for m, p, _ in changes(server)]
+    assert calls == [("PATCH", "/api/v1/namespaces/default/pods/p1"),
+                     ("POST", "/api/v1/namespaces/default/pods/p1/binding")]
+    assert backend.stats.binds == 1
+
+
+def test_start_bind_failures_are_outcomes(server: FakeApiServer,
+                                          backend: KubeBackend) -> None:
+    server.put("nodes", node("n1"))
+    server.put("pods", pod("p1"))
+    started(backend)
+    server.fail("POST", "binding", 409, "Conflict", "Precondition failed: UID")
+    backend.start_bind(BindRequest(info(server, "p1"), "n1"))
+    backend.start_bind(BindRequest(info(server, "p1"), "gone"))
+    assert backend.wait_for_binds(5)
+    errors = sorted(str(o.error) for o in backend.drain_bind_outcomes())
+    assert errors == ["Precondition failed: UID", 'nodes "gone" not found']
+
+
+def test_parallel_binds_are_bounded(server: FakeApiServer) -> None:
+    server.put("nodes", node("n1"))
+    names = [f"p{i}" for i in range(5)]
+    for name in names:
+        server.put("pods", pod(name))
+    live = KubeBackend(server.api_client(), parallel_binds=2)
+    try:
+        started(live)
+        server.binding_gate = threading.Event()
+        submitter = threading.Thread(target=lambda: [
+            live.start_bind(BindRequest(info(server, n), "n1")) for n in names], daemon=True)
+        submitter.start()
+        wait_for(lambda: server.binding_active == 2)
+        time.sleep(0.2)
+        assert submitter.is_alive()  # the third hand-over waits for a slot
+        assert live.binder.in_flight == 2 and server.binding_active == 2
+        server.binding_gate.set()
+        submitter.join(5)
+        assert live.wait_for_binds(5)
+        outcomes = live.drain_bind_outcomes()
+        assert sorted(o.request.pod.name for o in outcomes) == names
+        assert all(o.error is None for o in outcomes)
+        assert server.binding_peak == 2 and live.binder.peak == 2
+    finally:
+        live.close()
+
+
+def test_close_abandons_binds_not_sent(server: FakeApiServer, backend: KubeBackend) -> None:
+    server.put("nodes", node("n1"))
+    for name in ("p1", "p2", "p3"):
+        server.put("pods", pod(name))
+    started(backend)
+    # one token now, the next in 10 s: two binds wait for the rate limiter
+    stop = backend.transport.stop
+    assert stop is not None
+    backend.transport.limiter = TokenBucket(0.1, 1, sleep=stop.wait)
+    for name in ("p1", "p2", "p3"):
+        backend.start_bind(BindRequest(info(server, name), "n1"))
+    wait_for(lambda: backend.stats.binds == 1)
+    assert backend.binder.in_flight == 2
+    began = time.monotonic()
+    backend.close()
+    assert time.monotonic() - began < 2  # token waits end at once
+    outcomes = {o.request.pod.name: o.error for o in backend.drain_bind_outcomes()}
+    assert outcomes["p1"] is None
+    assert "closed" in str(outcomes["p2"]) and "closed" in str(outcomes["p3"])
+    sent = [p for m, p, _ in changes(server) if p.endswith("/binding")]
+    assert sent == ["/api/v1/namespaces/default/pods/p1/binding"]
 
 
 def test_set_pod_condition_patches_status_once(server: FakeApiServer,
@@ -987,16 +1122,16 @@ def test_runner_recovers_a_pod_when_a_write_raises(server: FakeApiServer,
         wait_for(lambda: runner.synced)
         scheduler = runner.scheduler
         assert scheduler is not None
-        original = scheduler.backend.bind
+        original = scheduler.backend.start_bind
         calls = []
 
-        def exploding(pod: Any, node_name: str) -> None:
-            calls.append(pod.key)
+        def exploding(request: Any) -> None:
+            calls.append(request.pod.key)
             if len(calls) == 1:
                 raise RuntimeError("boom")
-            original(pod, node_name)
+            original(request)
 
-        scheduler.backend.bind = exploding  # type: ignore[method-assign]
+        scheduler.backend.start_bind = exploding  # type: ignore[method-assign]
         server.put("pods", pod("p1"))
         wait_for(lambda: (server.get("pods", "default/p1") or {}).get("spec", {}).get(
             "nodeName"), timeout=8)
@@ -1004,6 +1139,40 @@ def test_runner_recovers_a_pod_when_a_write_raises(server: FakeApiServer,
     finally:
         runner.stop()
         thread.join(5)
+
+
+def test_runner_finishes_the_binds_in_flight_when_stopped(server: FakeApiServer,
+                                                          engine: Any) -> None:
+    server.put("nodes", node("n1"))
+    server.binding_gate = threading.Event()
+    recorder = Recorder()
+    runner = Runner(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    thread = start_runner(runner)
+    names = ["default/p1", "default/p2", "default/p3"]
+    try:
+        wait_for(lambda: runner.synced)
+        for key in names:
+            server.put("pods", pod(key.split("/")[1]))
+        wait_for(lambda: server.binding_active == 3)  # scheduled on, binds all in flight
+        scheduler = runner.scheduler
+        assert scheduler is not None and sorted(scheduler.binds_in_flight) == names
+        assert recorder.attempts == []
+        runner.stop()
+        time.sleep(0.3)
+        assert thread.is_alive()  # waiting for the binds
+        server.binding_gate.set()
+        thread.join(5)
+    finally:
+        server.binding_gate.set()
+        runner.stop()
+        thread.join(5)
+    assert not thread.is_alive()
+    scheduled = [a for a in recorder.attempts if a.result == "scheduled"]
+    assert sorted(a.pod for a in scheduled) == names
+    assert all(a.duration >= 0.3 for a in scheduled)  # timed from the hand-over to the end
+    events = [b["regarding"]["name"] for m, p, b in list(server.requests)
+              if m == "POST" and p.endswith("/events") and b["reason"] == "Scheduled"]
+    assert sorted(events) == ["p1", "p2", "p3"]
 
 
 # --------------------------------------------------------------------------- run()
@@ -1091,3 +1260,13 @@ def test_run_serves_metrics_and_health_and_hot_reloads(server: FakeApiServer,
     assert codes == [0]
     with pytest.raises(OSError):
         _http(url + "/healthz")
+
+
+def test_client_limits_come_from_flags_then_configuration_then_defaults() -> None:
+    from policysched.run import client_limits
+
+    assert client_limits({}, None, None) == (50.0, 100)  # kube-scheduler's clientConnection
+    configured = {"clientConnection": {"qps": 200, "burst": 400}}
+    assert client_limits(configured, None, None) == (200.0, 400)
+    assert client_limits(configured, 5, None) == (5, 400)
+    assert client_limits({"clientConnection": {"burst": 7}}, None, 9) == (50.0, 9)

@@ -87,9 +87,15 @@ def test_sort_key_orders_active_queue() -> None:
     assert [queue.pop().key for _ in range(4)] == ["b", "c", "d", "a"]  # type: ignore[union-attr]
 
 
-def test_less_and_sort_key_are_exclusive() -> None:
-    with pytest.raises(ValueError):
-        SchedulingQueue(FakeClock(), by_priority, sort_key=lambda pod: pod.priority)
+def test_sort_key_wins_over_less_and_less_decides_without_one() -> None:
+    clock = FakeClock()
+    keyed = SchedulingQueue(clock, by_priority, sort_key=lambda pod: (pod.priority,))
+    unkeyed = SchedulingQueue(clock, by_priority, sort_key=lambda pod: None)
+    for queue in (keyed, unkeyed):
+        for name, priority in (("a", 1), ("b", 5), ("c", 3)):
+            queue.add(Pod(name, priority))
+    assert [keyed.pop().key for _ in range(3)] == ["a", "c", "b"]  # type: ignore[union-attr]
+    assert [unkeyed.pop().key for _ in range(3)] == ["b", "c", "a"]  # type: ignore[union-attr]
 
 
 def test_pop_counts_attempts_cycles_and_first_attempt_time() -> None:

@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from policysched.cache.cache import has_pod_affinity
 from policysched.policy import ExtensionPoint, Policy, load_policy_set
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
@@ -211,6 +212,7 @@ class Harness:
         self.base: dict[str, Any] = {
             "now": now, "pod": the_pod, "params": {**self.policy.params, **(params or {})},
             "pods": pods, "nodes": self.cluster.nodes,
+            "podsWithAffinity": [p for p in pods if p["nodeName"] and has_pod_affinity(p)],
         }
         self.base["variables"] = _Variables(self.policy, self.base)
 

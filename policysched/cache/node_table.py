@@ -1,0 +1,159 @@
+"""The columnar node table: per node-side expression, one column over all nodes.
+
+Rows are the snapshot's nodes in its order. A column holds the value of one node-only
+expression part (``node.allocatable``, ``'cpu' in node.free ? node.free['cpu'] : 0``,
+``node.labels``, ``nodePods.filter(...).size()`` ...) on every node, as NumPy arrays where
+the values are numbers or bools and factorised otherwise (see ``cel.vector``). A column
+is kept up to date incrementally: on use, only rows whose node generation changed since
+the column last saw them are recomputed (binding a pod changes one row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..cel import CelError
+from ..cel.vector import Column, Fac, Num, column_of, freeze
+from .cache import Snapshot
+from .node_info import NodeInfo
+
+RowFunction = Callable[[NodeInfo], Any]
+LOG_LENGTH = 256  # refreshes remembered by ``changed_since``
+_NO_ROWS = np.zeros(0, np.int64)
+
+_DTYPE_KINDS = {np.dtype(np.int64): int, np.dtype(np.float64): float, np.dtype(np.bool_): bool}
+
+
+@dataclass
+class _Column:
+    compute: RowFunction
+    values: list[Any]  # the CEL value (or CelError) per row
+    epoch: int  # the table's epoch when the values were last brought up to date
+    data: Column
+    generations: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    index: dict[Any, int] | None = None  # freeze(value) -> code, for Fac columns
+
+
+class NodeTable:
+    """Columns over the nodes of the latest snapshot ``refresh`` saw."""
+
+    def __init__(self) -> None:
+        self.snapshot: Snapshot | None = None
+        self.generations = np.zeros(0, np.int64)
+        self._columns: dict[Hashable, _Column] = {}
+        # rows changed by each refresh: epoch e changed ``_log[e - _log_start]``
+        self.epoch = 0
+        self._log: list[np.ndarray] = []
+        self._log_start = 1
+
+    @property
+    def size(self) -> int:
+        return len(self.generations)
+
+    def refresh(self, snapshot: Snapshot) -> None:
+        """Follow ``snapshot``; columns drop everything when nodes were added or deleted."""
+        if snapshot is self.snapshot:
+            return
+        if self.snapshot is None or snapshot.index is not self.snapshot.index:
+            self._columns.clear()
+            self._log.clear()
+            changed = None
+        else:
+            changed = np.flatnonzero(snapshot.generations != self.generations)
+        self.snapshot = snapshot
+        self.generations = snapshot.generations
+        self.epoch += 1
+        if changed is None:
+            self._log_start = self.epoch + 1
+        else:
+            self._log.append(changed)
+            if len(self._log) > LOG_LENGTH:
+                del self._log[0]
+                self._log_start += 1
+
+    def changed_since(self, epoch: int) -> np.ndarray | None:
+        """Rows changed by the refreshes after ``epoch``; None when not known (nodes were
+        added or deleted, or ``epoch`` is too old)."""
+        if epoch == self.epoch:
+            return _NO_ROWS
+        if epoch + 1 < self._log_start:
+            return None
+        parts = self._log[epoch + 1 - self._log_start:]
+        if len(parts) == 1:
+            return parts[0]
+        return np.unique(np.concatenate(parts))
+
+    def clear(self) -> None:
+        """Forget every column (the policies changed)."""
+        self._columns.clear()
+
+    def column(self, key: Hashable, compute: RowFunction) -> tuple[Column, list[Any]]:
+        """The column ``key`` (computed by ``compute(node)`` per row, CelError for an
+        error), brought up to date with the current snapshot; also as a list of values."""
+        assert self.snapshot is not None
+        nodes = self.snapshot.nodes
+        col = self._columns.get(key)
+        if col is None:
+            values = [_row(compute, n) for n in nodes]
+            col = _Column(compute, values, self.epoch, column_of(values), self.generations)
+            self._columns[key] = col
+            return col.data, col.values
+        if col.epoch != self.epoch:
+            stale = self.changed_since(col.epoch)
+            if stale is None:
+                stale = np.flatnonzero(col.generations != self.generations)
+            for i in stale.tolist():
+                col.values[i] = _row(compute, nodes[i])
+            col.epoch, col.generations = self.epoch, self.generations
+            if len(stale):
+                _patch(col, stale)
+        return col.data, col.values
+
+
+def _row(compute: RowFunction, node: NodeInfo) -> Any:
+    try:
+        return compute(node)
+    except CelError as e:
+        return e
+
+
+def _patch(col: _Column, rows: np.ndarray) -> None:
+    """Write the recomputed ``rows`` into the column's arrays (rebuilt when a value no
+    longer fits the column's type)."""
+    data = col.data
+    values = col.values
+    if isinstance(data, Num):
+        kind = _DTYPE_KINDS[data.data.dtype]
+        if all(type(values[i]) is kind or type(values[i]) is CelError for i in rows.tolist()):
+            for i in rows.tolist():
+                v = values[i]
+                error = type(v) is CelError
+                if error and data.err is None:
+                    data.err = np.zeros(len(values), bool)
+                if data.err is not None:
+                    data.err[i] = error
+                if not error:
+                    data.data[i] = v
+            return
+    elif isinstance(data, Fac) and len(data.uniques) < 2 * len(values) + 16:
+        if col.index is None:
+            col.index = {freeze(u): c for c, u in enumerate(data.uniques)}
+        for i in rows.tolist():
+            v = values[i]
+            key = freeze(v)
+            code = col.index.get(key)
+            if code is None:
+                code = col.index[key] = len(data.uniques)
+                data.uniques.append(v)
+            data.codes[i] = code
+            if type(v) is CelError and data.err is None:
+                data.err = np.zeros(len(values), bool)
+            if data.err is not None:
+                data.err[i] = type(v) is CelError
+        return
+    col.data = column_of(values)
+    col.index = None

@@ -1,0 +1,449 @@
+"""Filters and scores over all nodes at once (DESIGN §5, tiers 2 to 4).
+
+Every node-level rule is split once (``cel.partial``): pod-side parts are evaluated once per
+pod, node-side parts are columns of the ``NodeTable`` (kept per node version), and the
+remainder runs over those columns (``cel.vector``). Nodes the columns cannot decide are
+evaluated by the rule's scalar closure, so each node's outcome is exactly the scalar tier's.
+
+Equivalence (tier 4): a rule's per-node results are kept with the values of the pod-side
+parts they were computed from. The next pod whose parts have the same values (a pod of the
+same template) reuses them, and only the nodes whose generation changed since (the node the
+previous pod went to) are evaluated again. When every part read depends on nothing but the
+pod's template (its spec, labels, ... but not its name, uid, creation time, status, nor the
+cluster-wide lists or ``now``), a pod with the same template skips even evaluating them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..cache.cache import Snapshot
+from ..cache.node_info import NodeInfo
+from ..cache.node_table import NodeTable
+from ..cel import CelError, ast
+from ..cel.compiler import compile_tree
+from ..cel.partial import NODE_PART, POD_PART, SHARED, free_names, shape, split
+from ..cel.vector import Evaluation, Fac, Num, Remainder, Scalar, Value, freeze
+from ..policy.model import ExtensionPoint, FilterRule, Normalization, Rule, ScoreRule
+from .runner import (
+    MAX_NODE_SCORE,
+    SUCCESS,
+    CycleState,
+    Framework,
+    PolicyInstance,
+    filter_rejection,
+    filter_rule_status,
+    score_out_of_range,
+    score_value,
+)
+from .status import Code, Status
+
+NODE_ROOTS = frozenset({"node", "nodePods"})
+# what differs between two pods of one template (the rest of the pod view is the template)
+POD_IDENTITY = frozenset({"name", "uid", "creationTimestamp", "metadata", "status"})
+# what changes between two scheduling cycles without the pod changing
+CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity"})
+TEMPLATE_KEY = "@template"  # CycleState.parts entry: the pod's template, frozen
+POLICY_OWN = frozenset({"params", "variables"})  # what differs between two policies
+PASS, FAIL, OTHER = 1, 0, 2  # a filter rule's outcome on a node; OTHER: see ``statuses``
+
+Evaluator = Callable[[Mapping[str, Any]], Any]
+
+
+@dataclass
+class _Plan:
+    """One rule of one policy instance, split, with its equivalence cache."""
+
+    instance: PolicyInstance
+    rule: Rule
+    remainder: Remainder
+    pod_parts: tuple[tuple[Hashable, Evaluator], ...]
+    node_parts: tuple[tuple[Hashable, Evaluator], ...]
+    template_only: tuple[bool, ...]  # per pod part: reads only the pod's template
+    rejection: Status | None = None
+    # the equivalence cache: pod-side parts read (index, frozen value), in order ...
+    used: list[tuple[int, Any]] | None = None
+    index: Any = None  # ... the snapshot row index and table epoch of the results ...
+    epoch: int = -1
+    constant: bool = False  # ... which did not depend on the nodes
+    template: Any = None  # the pod template, when the parts read depended only on it
+    parts: dict[int, Any] = field(default_factory=dict)  # values of the parts read
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    statuses: dict[int, Status] = field(default_factory=dict)
+
+
+def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
+    assert rule.expression is not None
+    program = rule.expression.program
+    env = program.env
+    assert env is not None
+    roots = {name.split(".", 1)[0] for name in env.variables}
+    parts = split(program.tree, roots, NODE_ROOTS)
+    pod_parts = []
+    variables = {v.name: v.expression.program.tree for v in instance.policy.variables
+                 if v.expression is not None}
+    template_only = tuple(_template_only(p, variables, {}) for p in parts.pod_parts)
+    for part in parts.pod_parts:
+        # the same expression in two rules is evaluated once per pod
+        owner = id(instance) if free_names(part) & POLICY_OWN else None
+        pod_parts.append(((shape(part), owner), compile_tree(part, env, program.types)))
+    node_parts = []
+    for part in parts.node_parts:
+        # a node-side part that does not read params is the same column in every policy
+        owner = id(instance.params) if free_names(part) & SHARED else None
+        node_parts.append(((shape(part), owner), compile_tree(part, env, program.types)))
+    rejection = filter_rejection(rule) if isinstance(rule, FilterRule) else None
+    return _Plan(instance, rule, Remainder(parts.remainder, env, program.types),
+                 tuple(pod_parts), tuple(node_parts), template_only, rejection)
+
+
+def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],
+                   known: dict[str, bool]) -> bool:
+    """Whether ``tree`` reads the pod only through fields of its template, and no
+    cycle input (``now``, cluster-wide lists); ``variables`` are followed."""
+    if free_names(tree) & CYCLE_INPUTS:
+        return False
+    for node in _walk(tree):
+        if isinstance(node, ast.Select) and isinstance(node.operand, ast.Ident):
+            head = node.operand.name
+            if head == "pod" and node.field in POD_IDENTITY:
+                return False
+            if head == "variables":
+                if node.field not in known:
+                    known[node.field] = False  # a cycle: not provable
+                    expression = variables.get(node.field)
+                    known[node.field] = expression is not None and _template_only(
+                        expression, variables, known)
+                if not known[node.field]:
+                    return False
+        elif isinstance(node, ast.Ident) and node.name in ("pod", "variables") \
+                and not _selected(tree, node):
+            return False
+    return True
+
+
+def _walk(tree: ast.Node) -> list[ast.Node]:
+    out = [tree]
+    for child in ast.children(tree):
+        out += _walk(child)
+    return out
+
+
+def _selected(tree: ast.Node, ident: ast.Ident) -> bool:
+    """Whether ``ident`` is the operand of a field selection in ``tree``."""
+    return any(isinstance(n, ast.Select) and n.operand is ident for n in _walk(tree))
+
+
+def template_of(state: CycleState) -> Any:
+    """The pod's template, frozen: its view without ``POD_IDENTITY`` (once per cycle)."""
+    found = state.parts.get(TEMPLATE_KEY)
+    if found is None:
+        view = state.pod.view  # JSON tells 1, 1.0, true and "1" apart, as CEL does
+        found = state.parts[TEMPLATE_KEY] = orjson.dumps(
+            [(k, v) for k, v in view.items() if k not in POD_IDENTITY], default=repr)
+    return found
+
+
+class NodeEvaluator:
+    """The vectorised filter and score of one scheduler (all its profiles)."""
+
+    def __init__(self) -> None:
+        self.table = NodeTable()
+        self._plans: dict[tuple[int, int], _Plan] = {}
+
+    def reset(self) -> None:
+        """The profiles changed: forget plans and columns."""
+        self._plans.clear()
+        self.table.clear()
+
+    def _plan_for(self, instance: PolicyInstance, rule: Rule) -> _Plan:
+        key = (id(instance), id(rule))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = _plan(instance, rule)
+        return plan
+
+    # -- filter -------------------------------------------------------------------------
+
+    def filter(self, fwk: Framework, state: CycleState, snapshot: Snapshot
+               ) -> tuple[np.ndarray, np.ndarray, Callable[[int], Status]]:
+        """Per node (snapshot order): the index of the first filter rule that does not
+        pass (-1: all pass) and whether that is an Error; and a function giving a node's
+        status by row."""
+        self.table.refresh(snapshot)
+        size = self.table.size
+        first = np.full(size, -1, np.int64)
+        plans: list[_Plan] = []
+        for instance, rule in fwk.rules(ExtensionPoint.FILTER):
+            if not fwk.matches(state, instance):
+                continue
+            plan = self._plan_for(instance, rule)
+            self._evaluate(plan, state, snapshot, filter_rows=True)
+            k = len(plans)
+            plans.append(plan)
+            if not (plan.constant and plan.values[0] == PASS):
+                first[(first < 0) & (plan.values != PASS)] = k
+
+        errors = np.zeros(size, bool)
+        for k, plan in enumerate(plans):
+            for row, found in plan.statuses.items():
+                if first[row] == k and found.code is Code.ERROR:
+                    errors[row] = True
+
+        def status(row: int) -> Status:
+            k = int(first[row])
+            if k < 0:
+                return SUCCESS
+            plan = plans[k]
+            if plan.values[row] == FAIL:
+                assert plan.rejection is not None
+                return plan.rejection
+            return plan.statuses[row]
+
+        return first, errors, status
+
+    # -- score ----------------------------------------------------------------------------
+
+    def score(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+              rows: np.ndarray) -> tuple[Status, np.ndarray]:
+        """Total weighted score of the nodes ``rows`` (in that order), as ``run_score``."""
+        self.table.refresh(snapshot)
+        totals = np.zeros(len(rows), np.int64)
+        for instance, rule in fwk.rules(ExtensionPoint.SCORE):
+            if not fwk.matches(state, instance) or instance.name in state.skipped_scoring:
+                continue
+            assert isinstance(rule, ScoreRule)
+            plan = self._plan_for(instance, rule)
+            self._evaluate(plan, state, snapshot, filter_rows=False)
+            if plan.statuses:
+                for row in rows.tolist():
+                    found = plan.statuses.get(row)
+                    if found is not None:
+                        return found, totals
+            raw = plan.values[rows]
+            if not np.isfinite(raw).all():  # let the scalar arithmetic decide
+                return _scalar_scores(fwk, state, snapshot, rows)
+            scores = _normalise(raw, rule.normalize)
+            outside = np.flatnonzero(~((scores >= 0) & (scores <= MAX_NODE_SCORE)))
+            if len(outside):
+                i = int(outside[0])
+                return score_out_of_range(rule, snapshot.nodes[int(rows[i])].name,
+                                          float(scores[i])), totals
+            totals += np.trunc(scores).astype(np.int64) * (rule.weight * instance.weight)
+        return SUCCESS, totals
+
+    # -- one rule -----------------------------------------------------------------------
+
+    def _evaluate(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
+                  filter_rows: bool) -> None:
+        """Bring ``plan.values`` (and ``plan.statuses``) up to date for this pod."""
+        base = state.base(plan.instance)
+        memo = state.parts  # (value or CelError, frozen value) by part, for this pod
+
+        def known(k: int) -> tuple[Any, Any]:
+            key, compute = plan.pod_parts[k]
+            found = memo.get(key)
+            if found is None:
+                try:
+                    value = compute(base)
+                except CelError as e:
+                    value = e
+                found = memo[key] = (value, freeze(value))
+            return found
+
+        table = self.table
+        template = template_of(state)
+        if plan.used is not None and plan.index is snapshot.index and (
+                (plan.template is not None and plan.template == template)
+                or all(known(k)[1] == frozen for k, frozen in plan.used)):
+            if not plan.constant:
+                stale = table.changed_since(plan.epoch)
+                if stale is None:
+                    stale = np.arange(table.size)
+                if len(stale):
+                    self._run(plan, state, snapshot, known, stale, filter_rows)
+            plan.epoch = table.epoch
+            return
+        plan.used, plan.parts = [], {}
+        plan.values, plan.statuses = np.zeros(0), {}
+        plan.template = template
+        result = self._run(plan, state, snapshot, known, None, filter_rows)
+        plan.index, plan.epoch = snapshot.index, table.epoch
+        plan.constant = isinstance(result, Scalar) and plan.constant
+
+    def _run(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
+             known: Callable[[int], tuple[Any, Any]], rows: np.ndarray | None,
+             filter_rows: bool) -> Value:
+        """Evaluate the remainder into ``plan.values``: over every node with columns
+        (``rows`` None), or on a few ``rows`` with its closure. Pod-side parts the plan
+        already read keep their values (they are equal for this pod); new ones are
+        recorded (and end the template shortcut unless they read only the template)."""
+        table = self.table
+        params = plan.instance.params
+        columns: dict[int, list[Any]] = {}
+
+        def pod_part(k: int) -> Any:
+            value = plan.parts.get(k, _UNSET)
+            if value is _UNSET:
+                value, frozen = known(k)
+                plan.parts[k] = value
+                plan.used.append((k, frozen))  # type: ignore[union-attr]
+                if not plan.template_only[k]:
+                    plan.template = None
+            if type(value) is CelError:
+                raise value
+            return value
+
+        def node_part(k: int) -> Num | Fac:
+            key, compute = plan.node_parts[k]
+            column, values = table.column(key, lambda n: compute(
+                {"node": n.view, "nodePods": n.pod_views, "params": params}))
+            columns[k] = values
+            return column
+
+        if rows is None:
+            result = Evaluation(plan.remainder, table.size, pod_part, node_part).run()
+            plan.values, undecided = _values(result, table.size, filter_rows)
+            plan.constant = not len(undecided)
+            rows = undecided
+        else:
+            result = Scalar()
+            for row in rows.tolist():
+                plan.statuses.pop(row, None)
+        if not len(rows):
+            return result
+        remainder = plan.remainder.closure(plan.remainder.tree, frozenset())
+        undecided_rows: list[int] = []
+        for row in rows.tolist():
+            act = _RowParts(pod_part, node_part, columns, row)
+            try:
+                value = remainder(act)
+            except CelError:
+                value = None
+            if filter_rows and type(value) is bool:
+                plan.values[row] = PASS if value else FAIL
+            elif not filter_rows and type(value) in (int, float):
+                plan.values[row] = float(value)
+            else:
+                undecided_rows.append(row)
+        self._scalar_rows(plan, state, snapshot, undecided_rows, filter_rows)
+        return result
+
+    def _scalar_rows(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
+                     rows: list[int], filter_rows: bool) -> None:
+        """Evaluate the rule with its own closure on ``rows`` (what the remainder could
+        not decide: errors, results of the wrong type, with the rule's exact status)."""
+        if not rows:
+            return
+        act = dict(state.base(plan.instance))
+        rule = plan.rule
+        for row in rows:
+            node: NodeInfo = snapshot.nodes[row]
+            act["node"] = node.view
+            act["nodePods"] = node.pod_views
+            if filter_rows:
+                assert isinstance(rule, FilterRule)
+                status = filter_rule_status(rule, act)
+                if status is SUCCESS:
+                    plan.values[row] = PASS
+                elif status == plan.rejection:
+                    plan.values[row] = FAIL
+                else:
+                    plan.values[row] = OTHER
+                    plan.statuses[row] = status
+            else:
+                assert isinstance(rule, ScoreRule)
+                value = score_value(rule, act)
+                if isinstance(value, Status):
+                    plan.values[row] = 0.0
+                    plan.statuses[row] = value
+                else:
+                    plan.values[row] = value
+
+
+_UNSET = object()
+
+
+class _RowParts(dict[str, Any]):
+    """The remainder's activation on one node: ``@pK`` and ``@nK`` read on first use
+    (a part's error raises where it is read, as the part itself would)."""
+
+    def __init__(self, pod_part: Callable[[int], Any], node_part: Callable[[int], Any],
+                 columns: dict[int, list[Any]], row: int) -> None:
+        super().__init__()
+        self._pod_part, self._node_part = pod_part, node_part
+        self._columns, self._row = columns, row
+
+    def __missing__(self, name: str) -> Any:
+        if name.startswith(POD_PART):
+            value = self._pod_part(int(name[len(POD_PART):]))
+        elif name.startswith(NODE_PART):
+            k = int(name[len(NODE_PART):])
+            if k not in self._columns:
+                self._node_part(k)
+            value = self._columns[k][self._row]
+            if type(value) is CelError:
+                raise value
+        else:
+            raise KeyError(name)
+        self[name] = value
+        return value
+
+
+def _values(result: Value, size: int, filter_rows: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The per-node outcomes of a rule's vectorised result, and the rows it did not
+    decide (errors, values of the wrong type)."""
+    if filter_rows:
+        values = np.zeros(size, np.int8)
+        if isinstance(result, Scalar):
+            if result.error is None and type(result.value) is bool:
+                values[:] = PASS if result.value else FAIL
+                return values, np.zeros(0, np.int64)
+            return values, np.arange(size)
+        if isinstance(result, Num) and result.data.dtype == np.bool_:
+            values[result.data] = PASS
+            undecided = result.err
+        else:
+            return values, np.arange(size)
+    else:
+        values = np.zeros(size, np.float64)
+        if isinstance(result, Scalar):
+            kind = type(result.value)
+            if result.error is None and kind in (int, float):
+                values[:] = float(result.value)
+                return values, np.zeros(0, np.int64)
+            return values, np.arange(size)
+        if isinstance(result, Num) and result.data.dtype != np.bool_:
+            values[:] = result.data
+            undecided = result.err
+        else:
+            return values, np.arange(size)
+    if undecided is None:
+        return values, np.zeros(0, np.int64)
+    return values, np.flatnonzero(undecided)
+
+
+def _normalise(raw: np.ndarray, how: Normalization) -> np.ndarray:
+    """``runner.normalise`` on arrays (the same float operations, so the same results)."""
+    if how is Normalization.NONE or not len(raw):
+        return raw
+    high, low = float(raw.max()), float(raw.min())
+    if how is Normalization.MAX:
+        return np.trunc(raw * MAX_NODE_SCORE / high) if high else np.zeros(len(raw))
+    if how is Normalization.REVERSE:
+        if not high:
+            return np.full(len(raw), float(MAX_NODE_SCORE))
+        return MAX_NODE_SCORE - np.trunc(raw * MAX_NODE_SCORE / high)
+    span = high - low
+    return (raw - low) * MAX_NODE_SCORE / span if span else np.zeros(len(raw))
+
+
+def _scalar_scores(fwk: Framework, state: CycleState, snapshot: Snapshot,
+                   rows: np.ndarray) -> tuple[Status, np.ndarray]:
+    status, totals, _ = fwk.run_score(state, [snapshot.nodes[r] for r in rows.tolist()])
+    return status, np.array(totals, np.int64)

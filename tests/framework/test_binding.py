@@ -1,0 +1,203 @@
+"""The binding cycle with binds that end later (``KubeBackend``'s binding threads): the
+engine hands a bind over, keeps scheduling, and finishes the cycle when the outcome comes
+back — success (postBind, Scheduled) or failure (roll-back, requeue)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policysched.cluster import BindError, BindOutcome, BindRequest, SimulatedClock, run_bind
+from policysched.cluster.memory import MemoryBackend
+from policysched.framework.queue import BACKOFF
+from policysched.framework.scheduler import Scheduler
+from policysched.inputs import Engine, load_engine
+
+from ..cache.objects_builder import make_node, make_pod
+
+PROFILE = "policysched"
+STAMP_POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: stamp
+spec:
+  preBind:
+  - name: node-label
+    labels:
+      policysched.io/node: node.name
+"""
+
+
+class DeferredBackend(MemoryBackend):
+    """A ``MemoryBackend`` whose binds end when the test says so, in any order."""
+
+    def __init__(self, objects: list[dict[str, Any]]) -> None:
+        super().__init__(objects, SimulatedClock(1_700_000_000))
+        self.started: list[BindRequest] = []
+        self._done: list[BindOutcome] = []
+
+    def start_bind(self, request: BindRequest) -> None:
+        self.started.append(request)
+
+    def drain_bind_outcomes(self) -> list[BindOutcome]:
+        done, self._done = self._done, []
+        return done
+
+    def finish(self, request: BindRequest, error: str | None = None) -> None:
+        self.started.remove(request)
+        self._done.append(run_bind(self, request) if error is None
+                          else BindOutcome(request, BindError(error), 0.25))
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine([], None)
+
+
+def pending(name: str) -> dict[str, Any]:
+    return make_pod(name, cpu="100m", schedulerName=PROFILE)
+
+
+def start(engine: Engine, *pods: str, nodes: tuple[str, ...] = ("n1",)
+          ) -> tuple[Scheduler, DeferredBackend, list[tuple[str, str, str, float]]]:
+    backend = DeferredBackend([make_node(n) for n in nodes] + [pending(p) for p in pods])
+    observed: list[tuple[str, str, str, float]] = []
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings,
+                          observe_extension_point=lambda *a: observed.append(a))
+    scheduler.sync()
+    return scheduler, backend, observed
+
+
+def reasons(backend: MemoryBackend) -> list[tuple[str, str, str]]:
+    return [(e.pod, e.reason, e.message) for e in backend.events]
+
+
+def test_the_cycle_ends_when_the_bind_succeeds(engine: Engine) -> None:
+    scheduler, backend, observed = start(engine, "p")
+    assert scheduler.schedule_one()
+    (request,) = backend.started
+    pod = scheduler.cache.pod("default/p")
+    assert pod is not None and request.node_name == "n1"
+    # handed over: assumed on its node, still in flight in the queue, nothing reported
+    assert scheduler.binds_in_flight == ["default/p"]
+    assert scheduler.cache.is_assumed(pod) and scheduler.cache.counted_node("default/p") == "n1"
+    assert scheduler.queue.in_flight() == ["default/p"]
+    assert backend.events == [] and backend.bindings == []
+    assert not scheduler.schedule_one()  # never popped (or bound) a second time
+
+    backend.finish(request)
+    assert scheduler.drain_binds() == 1  # the outcome before the pod's bound event
+    assert scheduler.cache.binding_finished(pod)
+    assert reasons(backend) == [("default/p", "Scheduled",
+                                 "Successfully assigned default/p to n1")]
+    assert scheduler.binds_in_flight == [] and scheduler.queue.in_flight() == []
+    record = scheduler.records["default/p"]
+    assert (record.node, record.message) == ("n1", None)
+    scheduler.sync()  # the bound event replaces the assumption
+    assert not scheduler.cache.is_assumed(pod)
+    assert scheduler.cache.counted_node("default/p") == "n1"
+    assert [b.pod for b in backend.bindings] == ["default/p"]
+    binds = [(p, s) for profile, p, s, _ in observed if p == "Bind"]
+    assert binds == [("Bind", "Success")]
+
+
+def test_scheduling_goes_on_while_binds_are_in_flight(engine: Engine) -> None:
+    scheduler, backend, _ = start(engine, "a", "b", "c", nodes=("n1", "n2"))
+    while scheduler.schedule_one():
+        pass
+    assert sorted(scheduler.binds_in_flight) == ["default/a", "default/b", "default/c"]
+    assert len(backend.started) == 3
+    for request in reversed(list(backend.started)):  # ending in any order
+        backend.finish(request)
+    assert scheduler.sync() > 3  # bound events and outcomes
+    assert sorted(b.pod for b in backend.bindings) == ["default/a", "default/b", "default/c"]
+    assert scheduler.binds_in_flight == [] and len(scheduler.queue) == 0
+
+
+def test_a_failed_bind_rolls_back_and_requeues(engine: Engine) -> None:
+    scheduler, backend, observed = start(engine, "p")
+    scheduler.schedule_one()
+    (request,) = backend.started
+    backend.finish(request, error="etcd timeout")
+    scheduler.sync()
+    pod = scheduler.cache.pod("default/p")
+    assert pod is not None and not scheduler.cache.is_assumed(pod)
+    assert scheduler.cache.counted_node("default/p") is None  # the node's room is back
+    assert reasons(backend) == [("default/p", "FailedScheduling",
+                                 "binding rejected: etcd timeout")]
+    condition = backend.conditions[-1]
+    assert (condition.status, condition.reason) == ("False", "SchedulerError")
+    assert scheduler.queue.pending()[BACKOFF] == 1 and scheduler.binds_in_flight == []
+    assert [(p, s, t) for _, p, s, t in observed if p == "Bind"] == [("Bind", "Error", 0.25)]
+
+    # the retry binds it, once
+    wakeup = scheduler.next_wakeup()
+    assert wakeup is not None
+    backend.clock.advance_to(wakeup)  # type: ignore[attr-defined]
+    scheduler.advance()
+    assert scheduler.schedule_one()
+    (retry,) = backend.started
+    assert retry is not request
+    backend.finish(retry)
+    scheduler.sync()
+    assert [b.pod for b in backend.bindings] == ["default/p"]
+    assert scheduler.records["default/p"].attempts == 2
+    assert scheduler.records["default/p"].node == "n1"
+
+
+def test_a_conflicting_bind_never_binds_twice(engine: Engine) -> None:
+    scheduler, backend, _ = start(engine, "p", nodes=("n1", "n2"))
+    scheduler.schedule_one()
+    (request,) = backend.started
+    pod = scheduler.cache.pod("default/p")
+    assert pod is not None
+    other = "n2" if request.node_name == "n1" else "n1"
+    backend.bind(pod, other)  # another scheduler was faster
+    backend.finish(request)  # our bind: "already assigned"
+    scheduler.sync()
+    assert [(b.pod, b.node) for b in backend.bindings] == [("default/p", other)]
+    assert scheduler.cache.counted_node("default/p") == other
+    assert not scheduler.schedule_one()  # the requeued pod is bound: dropped, not retried
+    assert "default/p" not in scheduler.queue
+    assert not [e for e in backend.events if e.reason == "Scheduled"]
+
+
+def test_a_pod_deleted_during_its_bind_is_forgotten(engine: Engine) -> None:
+    scheduler, backend, _ = start(engine, "p")
+    scheduler.schedule_one()
+    (request,) = backend.started
+    backend.delete_object("Pod", "p")
+    scheduler.sync()
+    assert scheduler.binds_in_flight == [] and "default/p" not in scheduler.queue
+    assert scheduler.cache.counted_node("default/p") is None
+    backend.finish(request)  # fails (the pod is gone): its cycle already ended
+    scheduler.sync()
+    assert backend.events == [] and "default/p" not in scheduler.queue
+
+
+def test_pre_bind_patches_travel_with_the_bind(tmp_path: Path) -> None:
+    (tmp_path / "stamp.yaml").write_text(STAMP_POLICY)
+    scheduler, backend, _ = start(load_engine([str(tmp_path)], None), "p")
+    scheduler.schedule_one()
+    (request,) = backend.started
+    assert dict(request.labels) == {"policysched.io/node": "n1"}
+    stored = backend.pod("default/p")
+    assert stored is not None and "labels" not in stored["metadata"]  # not yet: with the bind
+    backend.finish(request)
+    scheduler.sync()
+    stored = backend.pod("default/p")
+    assert stored is not None
+    assert stored["metadata"]["labels"] == {"policysched.io/node": "n1"}
+    assert stored["spec"]["nodeName"] == "n1"
+
+
+def test_an_in_process_backend_binds_within_the_cycle(engine: Engine) -> None:
+    backend = MemoryBackend([make_node("n1"), pending("p")], SimulatedClock(0))
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
+    scheduler.sync()
+    scheduler.schedule_one()
+    assert scheduler.binds_in_flight == [] and [b.pod for b in backend.bindings] == ["default/p"]
+    assert scheduler.records["default/p"].node == "n1"

@@ -1,0 +1,36 @@
+"""``LeaderOnlyBackend``: binds without the Lease fail (as outcomes), other writes drop.
+(Elections against a real API server: ``tests/e2e/test_reload_leader.py``.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from policysched.cache.objects import pod_info
+from policysched.cluster import BindError, BindRequest, SimulatedClock
+from policysched.cluster.memory import MemoryBackend
+
+from .cache.objects_builder import make_node, make_pod
+
+leader = pytest.importorskip("policysched.leader")
+
+NOT_LEADING = "not the leader"
+
+
+def test_binds_are_handed_over_only_while_leading() -> None:
+    memory = MemoryBackend([make_node("n1"), make_pod("a"), make_pod("b")], SimulatedClock(0))
+    leading = [True]
+    backend = leader.LeaderOnlyBackend(memory, lambda: leading[0], lambda: NOT_LEADING)
+    a, b = (pod_info(memory.pod(k) or {}) for k in ("default/a", "default/b"))
+    first = BindRequest(a, "n1")
+    backend.start_bind(first)
+    leading[0] = False
+    refused = BindRequest(b, "n1")
+    backend.start_bind(refused)
+    outcomes = backend.drain_bind_outcomes()
+    assert [(o.request, str(o.error) if o.error else None) for o in outcomes] == [
+        (refused, NOT_LEADING), (first, None)]
+    assert isinstance(outcomes[0].error, BindError)
+    assert [x.pod for x in memory.bindings] == ["default/a"]
+    assert backend.drain_bind_outcomes() == []
+    with pytest.raises(BindError, match=NOT_LEADING):
+        backend.bind(b, "n1")
