@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint conformance bench-cel bench-engine clean cluster cluster-down e2e
+.PHONY: demo test lint conformance bench bench-cel bench-engine bench-e2e clean cluster cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,11 +40,24 @@ e2e: $(STAMP)
 conformance: $(STAMP)
 	$(BIN)/pytest -s tests/cel/test_conformance.py
 
+# Both benchmarks below, with shorter caps (about 30 minutes on 2 cores); writes
+# docs/benchmarks.md and ends with the summary lines (engine pods/s, speed-up, e2e ratios).
+bench: $(STAMP)
+	$(BIN)/python bench/all.py
+
 bench-cel: $(STAMP)
 	$(BIN)/python bench/cel_micro.py
 
+# scheduler_perf's workloads on 1,000 and 5,000 nodes, tiers reference / scalar / vectorised;
+# each run capped at 60 s (reference: 10 pods, 300 s). Long: about 40 minutes on 2 cores.
+# Smaller: $(BIN)/python bench/engine.py --nodes 1000 --pods 300 (see its --help).
 bench-engine: $(STAMP)
 	$(BIN)/python bench/engine.py
+
+# policysched and the reference kube-scheduler side by side on private local control planes
+# (KWOK nodes; ~6 min on 2 cores; a cold ~/.cache/policysched builds the binaries first).
+bench-e2e: $(STAMP)
+	$(BIN)/python bench/e2e.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
