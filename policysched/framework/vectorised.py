@@ -143,9 +143,12 @@ def template_of(state: CycleState) -> Any:
     """The pod's template, frozen: its view without ``POD_IDENTITY`` (once per cycle)."""
     found = state.parts.get(TEMPLATE_KEY)
     if found is None:
-        view = state.pod.view  # JSON tells 1, 1.0, true and "1" apart, as CEL does
-        found = state.parts[TEMPLATE_KEY] = orjson.dumps(
-            [(k, v) for k, v in view.items() if k not in POD_IDENTITY], default=repr)
+        template = [(k, v) for k, v in state.pod.view.items() if k not in POD_IDENTITY]
+        try:  # JSON tells 1, 1.0, true and "1" apart, as CEL does
+            found = orjson.dumps(template, default=repr)
+        except TypeError:  # a map with keys JSON cannot hold
+            found = freeze(template)
+        state.parts[TEMPLATE_KEY] = found
     return found
 
 
