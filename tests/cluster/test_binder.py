@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
@@ -14,20 +12,11 @@ from policysched.cluster import BindError, BindOutcome, BindRequest
 from policysched.cluster.binder import BindPool
 
 from ..cache.objects_builder import make_pod
+from .polling import wait_for
 
 
 def request(name: str, node: str = "n1") -> BindRequest:
     return BindRequest(pod_info(make_pod(name, uid=f"uid-{name}")), node)
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.005)
-    raise AssertionError("timed out")
 
 
 class GatedBinds:

@@ -38,6 +38,8 @@ from policysched.cluster.kube import (  # noqa: E402
 from policysched.inputs import load_engine  # noqa: E402
 from policysched.run import Attempt, Runner, RunObserver  # noqa: E402
 
+from .polling import wait_for  # noqa: E402
+
 CONTROLLER = "policysched"
 
 # --------------------------------------------------------------------------- fake server
@@ -408,16 +410,6 @@ def backend(server: FakeApiServer) -> Iterator[KubeBackend]:
     live = KubeBackend(server.api_client(), reporting_instance="policysched-test")
     yield live
     live.close()
-
-
-def wait_for(condition: Callable[[], Any], timeout: float = 5.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.01)
-    raise AssertionError("timed out")
 
 
 def collect(backend: KubeBackend, until: Callable[[list[ClusterEvent]], bool],
