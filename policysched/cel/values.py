@@ -292,7 +292,9 @@ def map_lookup(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:
     if tk is int or tk is UInt or tk is float:
         if tk is float and (math.isnan(key) or key != int(key)):
             return False, None
-        for k, v in m.items():
+        if key != 0 and key != 1:  # Python's dict then compares numbers as CEL does
+            return (True, m[key]) if key in m else (False, None)
+        for k, v in m.items():  # 0 and 1 are also equal to False and True in Python
             if type(k) is not bool and type(k) is not str and is_number(k) and k == key:
                 return True, v
         return False, None

@@ -27,7 +27,7 @@ from .compiler import compile_tree
 from .environment import Environment
 from .partial import NODE_PART, POD_PART
 from .types import Type
-from .values import INT64_MIN, CelError
+from .values import INT64_MIN, CelError, no_such_key
 
 Bools = np.ndarray
 
@@ -227,6 +227,10 @@ class Evaluation:
                 if out is not None:
                     return out
                 return self.generic(node, local)
+            if fn in (ast.INDEX, ast.IN) and len(node.args) == 2:
+                left, right = (self.eval(a, local) for a in node.args)
+                found = _lookup(fn, left, right)
+                return found if found is not None else self.generic(node, local)
         if isinstance(node, ast.Macro) and node.kind in (ast.ALL, ast.EXISTS) \
                 and node.target is not None and node.var2 is None:
             target = self.eval(node.target, local)
@@ -409,6 +413,37 @@ def _bools(value: Value, size: int) -> tuple[Bools, Bools]:
     flags = np.array([type(u) is bool for u in value.uniques], dtype=bool)
     truth = np.array([u is True for u in value.uniques], dtype=bool)
     return truth[value.codes], ~flags[value.codes] | _mask(value.err, size)
+
+
+def _lookup(fn: str, left: Value, right: Value) -> Column | None:
+    """``map[key]`` and ``key in container`` between string keys and maps or lists of one
+    side and a pod-side value of the other, per distinct value (Python's ``in`` and ``[]``
+    agree with CEL's there: a string equals nothing but the same string); None otherwise."""
+    if fn == ast.INDEX and isinstance(left, Fac) and isinstance(right, Scalar) \
+            and right.error is None and type(right.value) is str:
+        key = right.value
+        if not all(type(u) is dict or type(u) is CelError for u in left.uniques):
+            return None
+        missing = no_such_key(key)
+        values = [u.get(key, missing) if type(u) is dict else u for u in left.uniques]
+        return _normalise(Fac(left.codes, values, left.err))
+    if fn != ast.IN:
+        return None
+    if isinstance(left, Fac) and isinstance(right, Scalar) and right.error is None \
+            and type(right.value) in (dict, list):
+        container = right.value
+        if not all(type(u) is str or type(u) is CelError for u in left.uniques):
+            return None
+        hits = [type(u) is str and u in container for u in left.uniques]
+        return Num(np.array(hits, bool)[left.codes], left.err)
+    if isinstance(left, Scalar) and left.error is None and type(left.value) is str \
+            and isinstance(right, Fac):
+        key = left.value
+        if not all(type(u) is dict or type(u) is CelError for u in right.uniques):
+            return None
+        hits = [type(u) is dict and key in u for u in right.uniques]
+        return Num(np.array(hits, bool)[right.codes], right.err)
+    return None
 
 
 def _broadcast(value: Value, size: int) -> Column | None:

@@ -44,6 +44,10 @@ EXPRESSIONS = [
     "node.flag == pod.flag",
     "!node.flag || pod.x / node.a > 0",
     "int(node.d) + pod.x",
+    "pod.key in node.m",
+    "node.m[pod.key] > 1",
+    "node.s in pod.map || node.s in pod.list",
+    "node.s in pod.map ? pod.map[node.s] : 0",
 ]
 
 
@@ -88,7 +92,8 @@ def test_each_decided_node_has_the_scalar_value(text: str) -> None:
     decided = 0
     for _ in range(20):
         pod = {"x": rng.randint(-3, 3), "flag": rng.random() < 0.5,
-               "s": rng.choice(("a", "b")), "list": rng.sample(["a", "b", "c"], 2)}
+               "s": rng.choice(("a", "b")), "list": rng.sample(["a", "b", "c"], 2),
+               "key": rng.choice(("k", "z")), "map": {"a": 1, rng.choice("bc"): 2}}
         nodes = [random_node(rng) for _ in range(25)]
         result, program = evaluate(text, pod, nodes)
         for i, node in enumerate(nodes):

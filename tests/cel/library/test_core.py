@@ -554,3 +554,16 @@ def test_unwrap() -> None:
 def test_through_the_compiler(expr: str, expected: Any) -> None:
     got = compile_expression(expr, Environment(), check=False).evaluate({})
     assert got == expected and type(got) is type(expected)
+
+
+def test_map_keys_compare_as_cel_numbers_and_bools_stay_apart() -> None:
+    from policysched.cel.values import map_lookup
+
+    m: dict[Any, Any] = {2: "two", 3.0: "three", True: "yes", "4": "four"}
+    assert map_lookup(m, 2.0) == (True, "two")
+    assert map_lookup(m, UInt(3)) == (True, "three")
+    assert map_lookup(m, 4) == (False, None)
+    assert map_lookup(m, 1) == (False, None)  # true is not 1 in CEL
+    assert map_lookup(m, True) == (True, "yes")
+    assert map_lookup({1: "one"}, True) == (False, None)
+    assert map_lookup({1: "one"}, 1.0) == (True, "one")
