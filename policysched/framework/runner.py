@@ -147,8 +147,8 @@ class CycleState:
 
 
 class Activation(dict[str, Any]):
-    """Variables of an expression; the cluster-wide lists (``pods``, ``nodes``) are only
-    built when an expression reads them."""
+    """Variables of an expression; the cluster-wide lists (``pods``, ``nodes``,
+    ``podsWithAffinity``) are only built when an expression reads them."""
 
     def __init__(self, values: Mapping[str, Any],
                  lists: Mapping[str, Callable[[], list[dict[str, Any]]]]) -> None:
