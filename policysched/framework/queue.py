@@ -304,16 +304,18 @@ class SchedulingQueue:
         qp: QueuedPod,
         *,
         retry_after: float | None = None,
+        retry_at: float | None = None,
         error: bool = False,
         unschedulable_by: Iterable[str] | None = None,
     ) -> str | None:
         """Hand back a pod whose attempt failed; returns the sub-queue it entered, or None
         if the pod is no longer in flight (deleted meanwhile, or already handed back).
 
-        In order: ``error`` → backoffQ; ``retry_after`` > 0 → activeQ exactly at
-        now + retry_after, no backoff (``retry_after`` <= 0 → backoffQ, which guarantees
-        progress without a hot loop); ``activate`` called during the cycle → activeQ; a
-        ``move_all`` or a spec update during the cycle → backoffQ; else unschedulable.
+        In order: ``error`` → backoffQ; ``retry_at`` (an absolute time) or else
+        ``retry_after`` > 0 → activeQ exactly then (now + retry_after), no backoff
+        (``retry_after`` <= 0 → backoffQ, which guarantees progress without a hot loop);
+        ``activate`` called during the cycle → activeQ; a ``move_all`` or a spec update
+        during the cycle → backoffQ; else unschedulable.
         ``unschedulable_by`` (policy/rule names) replaces ``qp.unschedulable_by`` if given.
         """
         if self._members[IN_FLIGHT].get(qp.key) is not qp:
@@ -326,6 +328,10 @@ class SchedulingQueue:
         qp.backoff_until = now + self.backoff_duration(qp.attempts)
         event = SCHEDULE_ATTEMPT_FAILURE
         if error:
+            self._place_backoff(qp, event)
+        elif retry_at is not None:
+            qp.backoff_until = None
+            qp.retry_at = max(retry_at, now)
             self._place_backoff(qp, event)
         elif retry_after is not None:
             if retry_after > 0:

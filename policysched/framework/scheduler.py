@@ -248,7 +248,11 @@ class Scheduler:
 
         decision = self.decide(fwk, state, snapshot)
         if decision.node is None:
-            self._fail(qp, decision.status, decision.message)
+            status = decision.status
+            # a rule's retryAfter counts from the cycle's `now` (whole seconds), not from
+            # the end of the cycle
+            retry_at = None if status.retry_after is None else state.now + status.retry_after
+            self._fail(qp, status, decision.message, retry_at)
             return True
         node = snapshot.node(decision.node)
         assert node is not None
@@ -624,7 +628,8 @@ class Scheduler:
             return status.message
         return messages.fit_error(1, status.reasons)
 
-    def _fail(self, qp: QueuedPod, status: Status, message: str) -> None:
+    def _fail(self, qp: QueuedPod, status: Status, message: str,
+              retry_at: float | None = None) -> None:
         """kube-scheduler's handleSchedulingFailure: event, condition, requeue (not when
         the pod turned out bound meanwhile, e.g. by a bind reported as failed)."""
         pod = self.cache.pod(qp.key) or qp.pod
@@ -639,6 +644,7 @@ class Scheduler:
         if pod.node_name:
             self.queue.done(qp.key)
         else:
-            self.queue.requeue(qp, retry_after=status.retry_after, error=is_error,
+            self.queue.requeue(qp, retry_after=status.retry_after, retry_at=retry_at,
+                               error=is_error,
                                unschedulable_by=[status.plugin] if status.plugin else None)
         self.records.setdefault(qp.key, PodRecord(qp.key)).message = message
