@@ -55,7 +55,7 @@ class Snapshot:
     nodes: list[NodeInfo]
     index: Mapping[str, int] = field(default_factory=dict, repr=False)  # name -> position
     pending: Callable[[], list[PodInfo]] = field(default=list, repr=False)
-    with_affinity: list[PodInfo] = field(default_factory=list, repr=False)
+    affinity_views: list[dict[str, Any]] = field(default_factory=list, repr=False)
     # each node's generation, in ``nodes`` order (the node table compares them)
     generations: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64),
                                     repr=False)
@@ -91,7 +91,7 @@ class Snapshot:
     def pods_with_affinity_views(self) -> list[dict[str, Any]]:
         """The CEL ``podsWithAffinity`` list: pods counted on a node with pod (anti-)affinity
         terms, in the order they were placed."""
-        return [p.view for p in self.with_affinity]
+        return self.affinity_views
 
     def node_views(self) -> list[dict[str, Any]]:
         """The CEL ``nodes`` list."""
@@ -123,6 +123,7 @@ class Cache:
         self._dirty: set[str] = set()  # nodes changed since the last snapshot
         self._restructured = False  # nodes added or deleted since the last snapshot
         self._with_affinity: dict[str, PodInfo] = {}  # placed pods with pod (anti-)affinity
+        self._affinity_views: list[dict[str, Any]] | None = []  # their views (None: stale)
 
     # ------------------------------------------------------------------ events
 
@@ -297,7 +298,7 @@ class Cache:
                     old = live.clone()
                 nodes.append(old)
             snapshot = Snapshot(self.generation, nodes, pending=self.pending_pods,
-                                with_affinity=list(self._with_affinity.values()))
+                                affinity_views=self._affinity_view_list())
         else:
             nodes = list(previous.nodes)
             generations = previous.generations.copy()
@@ -308,7 +309,7 @@ class Cache:
                     nodes[i] = changed.clone()
                     generations[i] = changed.generation
             snapshot = Snapshot(self.generation, nodes, previous.index, self.pending_pods,
-                                list(self._with_affinity.values()), generations)
+                                self._affinity_view_list(), generations)
         self._dirty.clear()
         self._restructured = False
         self._snapshot = snapshot
@@ -328,13 +329,15 @@ class Cache:
         self._placement[pod.key] = node_name
         if has_pod_affinity(pod.view):
             self._with_affinity[pod.key] = pod
+            self._affinity_views = None
         self._changed()
 
     def _unplace(self, key: str) -> None:
         node_name = self._placement.pop(key, None)
         if node_name is None:
             return
-        self._with_affinity.pop(key, None)
+        if self._with_affinity.pop(key, None) is not None:
+            self._affinity_views = None
         node = self._nodes.get(node_name)
         if node is not None:
             counted = node.pods.get(key)
@@ -347,6 +350,12 @@ class Cache:
             if not orphans:
                 self._orphans.pop(node_name, None)
         self._changed()
+
+    def _affinity_view_list(self) -> list[dict[str, Any]]:
+        """The views of ``_with_affinity``, rebuilt only after it changed."""
+        if self._affinity_views is None:
+            self._affinity_views = [p.view for p in self._with_affinity.values()]
+        return self._affinity_views
 
     def _changed(self) -> None:
         self.generation += 1

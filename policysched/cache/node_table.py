@@ -11,7 +11,7 @@ the column last saw them are recomputed (binding a pod changes one row).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,6 @@ class _Column:
     values: list[Any]  # the CEL value (or CelError) per row
     epoch: int  # the table's epoch when the values were last brought up to date
     data: Column
-    generations: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     index: dict[Any, int] | None = None  # freeze(value) -> code, for Fac columns
 
 
@@ -99,18 +98,20 @@ class NodeTable:
         col = self._columns.get(key)
         if col is None:
             values = [_row(compute, n) for n in nodes]
-            col = _Column(compute, values, self.epoch, column_of(values), self.generations)
+            col = _Column(compute, values, self.epoch, column_of(values))
             self._columns[key] = col
             return col.data, col.values
         if col.epoch != self.epoch:
             stale = self.changed_since(col.epoch)
-            if stale is None:
-                stale = np.flatnonzero(col.generations != self.generations)
-            for i in stale.tolist():
-                col.values[i] = _row(compute, nodes[i])
-            col.epoch, col.generations = self.epoch, self.generations
-            if len(stale):
-                _patch(col, stale)
+            if stale is None:  # not used for a long time: start over
+                col.values = [_row(compute, n) for n in nodes]
+                col.data, col.index = column_of(col.values), None
+            else:
+                for i in stale.tolist():
+                    col.values[i] = _row(compute, nodes[i])
+                if len(stale):
+                    _patch(col, stale)
+            col.epoch = self.epoch
         return col.data, col.values
 
 

@@ -192,7 +192,8 @@ class Evaluation:
 
     # -- leaves -----------------------------------------------------------------------
 
-    def ident(self, name: str, local: Mapping[str, Value]) -> Value:
+    def ident(self, node: ast.Ident, local: Mapping[str, Value]) -> Value:
+        name = node.name
         if name in local:
             return local[name]
         if name.startswith(POD_PART):
@@ -202,7 +203,7 @@ class Evaluation:
                 return Scalar(error=e)
         if name.startswith(NODE_PART):
             return self._node_part(int(name[len(NODE_PART):]))
-        return self.generic(ast.Ident(0, name), local)
+        return self.generic(node, local)  # a type name used as a value
 
     # -- dispatch -----------------------------------------------------------------------
 
@@ -210,7 +211,7 @@ class Evaluation:
         if isinstance(node, ast.Literal):
             return Scalar(node.value)
         if isinstance(node, ast.Ident):
-            return self.ident(node.name, local)
+            return self.ident(node, local)
         if isinstance(node, ast.Call) and node.target is None:
             fn = node.function
             if fn in (ast.AND, ast.OR):

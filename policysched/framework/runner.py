@@ -131,6 +131,7 @@ class CycleState:
     _matches: dict[str, bool] = field(default_factory=dict)
     skipped_scoring: set[str] = field(default_factory=set)
     parts: dict[Any, Any] = field(default_factory=dict)  # pod-side expression parts' values
+    template: Any = None  # the pod's template, frozen (see framework.vectorised)
     reserved_counters: list[tuple[str, float]] = field(default_factory=list)
 
     def base(self, instance: PolicyInstance) -> Activation:

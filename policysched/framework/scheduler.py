@@ -136,18 +136,22 @@ class Scheduler:
         if self.evaluator is not None:
             self.evaluator.reset()
 
+    def _sorter(self) -> Framework | None:
+        """The profile whose queueSort orders the queue: every profile shares the first
+        profile's queueSort, as in kube-scheduler (which requires all to use the same)."""
+        return next(iter(self.profiles.values()), None)
+
     def _sort_key(self, pod: PodInfo) -> tuple[Any, ...] | None:
-        """queueSort ``keys`` of the first profile, computed when the pod enters activeQ
-        (None when that profile orders pods with ``less``)."""
-        sorter = next(iter(self.profiles.values()), None)
+        """queueSort ``keys``, computed when the pod enters activeQ (None when the
+        queueSort orders pods with ``less``)."""
+        sorter = self._sorter()
         if sorter is None:
             return (-pod.priority, pod.creation)
         return sorter.sort_key(pod, int(self.clock.now()))
 
     def _less(self, a: PodInfo, b: PodInfo) -> bool:
-        """queueSort: every profile shares the first profile's queueSort, as in
-        kube-scheduler (which requires all profiles to use the same one)."""
-        sorter = next(iter(self.profiles.values()), None)
+        """queueSort ``less``, for pods without sort keys."""
+        sorter = self._sorter()
         if sorter is None:
             return (-a.priority, a.creation) < (-b.priority, b.creation)
         return sorter.less(a, b, int(self.clock.now()))
@@ -345,10 +349,8 @@ class Scheduler:
             node = nodes[(start + i) % len(nodes)]
             processed += 1
             if node.name in nominated:  # room promised to preemptors counts as taken
-                with_nominated = node.clone()
-                for other in nominated[node.name]:
-                    with_nominated.add_pod(other)
-                status = fwk.run_filter(state, with_nominated, plan=plan)
+                status = fwk.run_filter(state, _with_pods(node, nominated[node.name]),
+                                        plan=plan)
             else:
                 status = fwk.run_filter(state, node, plan=plan)
             if status.is_success:
@@ -386,13 +388,9 @@ class Scheduler:
             plan = fwk.filter_plan(state)
             for name, others in nominated.items():
                 node = snapshot.node(name)
-                if node is None:
-                    continue
-                with_nominated = node.clone()
-                for other in others:
-                    with_nominated.add_pod(other)
-                overrides[snapshot.index[name]] = fwk.run_filter(state, with_nominated,
-                                                                 plan=plan)
+                if node is not None:
+                    overrides[snapshot.index[name]] = fwk.run_filter(
+                        state, _with_pods(node, others), plan=plan)
         ok, failed = first[order] < 0, errors[order]
         for row, status in overrides.items():
             ok[order == row] = status.is_success
@@ -648,3 +646,11 @@ class Scheduler:
                                error=is_error,
                                unschedulable_by=[status.plugin] if status.plugin else None)
         self.records.setdefault(qp.key, PodRecord(qp.key)).message = message
+
+
+def _with_pods(node: NodeInfo, pods: list[PodInfo]) -> NodeInfo:
+    """A copy of ``node`` with ``pods`` counted on it as well."""
+    copy = node.clone()
+    for pod in pods:
+        copy.add_pod(pod)
+    return copy

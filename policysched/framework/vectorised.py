@@ -48,7 +48,6 @@ NODE_ROOTS = frozenset({"node", "nodePods"})
 POD_IDENTITY = frozenset({"name", "uid", "creationTimestamp", "metadata", "status"})
 # what changes between two scheduling cycles without the pod changing
 CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity"})
-TEMPLATE_KEY = "@template"  # CycleState.parts entry: the pod's template, frozen
 POLICY_OWN = frozenset({"params", "variables"})  # what differs between two policies
 PASS, FAIL, OTHER = 1, 0, 2  # a filter rule's outcome on a node; OTHER: see ``statuses``
 
@@ -67,8 +66,9 @@ class _Plan:
     template_only: tuple[bool, ...]  # per pod part: reads only the pod's template
     rejection: Status | None = None
     # the equivalence cache: pod-side parts read (index, frozen value), in order ...
-    used: list[tuple[int, Any]] | None = None
-    index: Any = None  # ... the snapshot row index and table epoch of the results ...
+    used: list[tuple[int, Any]] = field(default_factory=list)
+    index: Any = None  # ... the snapshot row index (None: not yet evaluated) and table
+    # epoch of the results ...
     epoch: int = -1
     constant: bool = False  # ... which did not depend on the nodes
     template: Any = None  # the pod template, when the parts read depended only on it
@@ -141,14 +141,14 @@ def _selected(tree: ast.Node, ident: ast.Ident) -> bool:
 
 def template_of(state: CycleState) -> Any:
     """The pod's template, frozen: its view without ``POD_IDENTITY`` (once per cycle)."""
-    found = state.parts.get(TEMPLATE_KEY)
+    found = state.template
     if found is None:
         template = [(k, v) for k, v in state.pod.view.items() if k not in POD_IDENTITY]
         try:  # JSON tells 1, 1.0, true and "1" apart, as CEL does
             found = orjson.dumps(template, default=repr)
         except TypeError:  # a map with keys JSON cannot hold
             found = freeze(template)
-        state.parts[TEMPLATE_KEY] = found
+        state.template = found
     return found
 
 
@@ -261,7 +261,7 @@ class NodeEvaluator:
 
         table = self.table
         template = template_of(state)
-        if plan.used is not None and plan.index is snapshot.index and (
+        if plan.index is snapshot.index and (
                 (plan.template is not None and plan.template == template)
                 or all(known(k)[1] == frozen for k, frozen in plan.used)):
             if not plan.constant:
@@ -272,16 +272,14 @@ class NodeEvaluator:
                     self._run(plan, state, snapshot, known, stale, filter_rows)
             plan.epoch = table.epoch
             return
-        plan.used, plan.parts = [], {}
-        plan.values, plan.statuses = np.zeros(0), {}
+        plan.used, plan.parts, plan.statuses = [], {}, {}
         plan.template = template
-        result = self._run(plan, state, snapshot, known, None, filter_rows)
+        self._run(plan, state, snapshot, known, None, filter_rows)
         plan.index, plan.epoch = snapshot.index, table.epoch
-        plan.constant = isinstance(result, Scalar) and plan.constant
 
     def _run(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
              known: Callable[[int], tuple[Any, Any]], rows: np.ndarray | None,
-             filter_rows: bool) -> Value:
+             filter_rows: bool) -> None:
         """Evaluate the remainder into ``plan.values``: over every node with columns
         (``rows`` None), or on a few ``rows`` with its closure. Pod-side parts the plan
         already read keep their values (they are equal for this pod); new ones are
@@ -295,7 +293,7 @@ class NodeEvaluator:
             if value is _UNSET:
                 value, frozen = known(k)
                 plan.parts[k] = value
-                plan.used.append((k, frozen))  # type: ignore[union-attr]
+                plan.used.append((k, frozen))
                 if not plan.template_only[k]:
                     plan.template = None
             if type(value) is CelError:
@@ -312,14 +310,13 @@ class NodeEvaluator:
         if rows is None:
             result = Evaluation(plan.remainder, table.size, pod_part, node_part).run()
             plan.values, undecided = _values(result, table.size, filter_rows)
-            plan.constant = not len(undecided)
+            plan.constant = isinstance(result, Scalar) and not len(undecided)
             rows = undecided
         else:
-            result = Scalar()
             for row in rows.tolist():
                 plan.statuses.pop(row, None)
         if not len(rows):
-            return result
+            return
         remainder = plan.remainder.closure(plan.remainder.tree, frozenset())
         undecided_rows: list[int] = []
         for row in rows.tolist():
@@ -335,7 +332,6 @@ class NodeEvaluator:
             else:
                 undecided_rows.append(row)
         self._scalar_rows(plan, state, snapshot, undecided_rows, filter_rows)
-        return result
 
     def _scalar_rows(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
                      rows: list[int], filter_rows: bool) -> None:
