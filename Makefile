@@ -40,7 +40,7 @@ e2e: $(STAMP)
 conformance: $(STAMP)
 	$(BIN)/pytest -s tests/cel/test_conformance.py
 
-# Both benchmarks below, with shorter caps (about 30 minutes on 2 cores); writes
+# Both benchmarks below, with shorter caps (about 20 minutes on 2 cores); writes
 # docs/benchmarks.md and ends with the summary lines (engine pods/s, speed-up, e2e ratios).
 bench: $(STAMP)
 	$(BIN)/python bench/all.py

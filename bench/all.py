@@ -7,7 +7,7 @@ machine and the Kubernetes version, and ends with the summary lines::
     engine speedup vs reference: Nx
     e2e throughput ratio policysched/kube-scheduler @N nodes: R
 
-The defaults keep a full run near half an hour on 2 cores: engine runs are capped at
+The defaults keep a full run near 20 minutes on 2 cores: engine runs are capped at
 ``--max-seconds`` each (the table says which were cut), the cel-python reference schedules
 ``--reference-pods`` pods.
 """
