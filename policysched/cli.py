@@ -11,6 +11,7 @@ import click
 from .cluster.binder import DEFAULT_PARALLEL_BINDS
 from .policy import load_policy_set, render_json, render_text
 from .policy import messages as policy_messages
+from .policy.limits import DEFAULT_LIMITS, PolicyLimits
 
 EXIT_INVALID = 1
 
@@ -43,7 +44,13 @@ def main() -> None:
     "--color/--no-color", default=None,
     help="Colour the text output (default: only when writing to a terminal).",
 )
-def validate(paths: tuple[str, ...], output: str, color: bool | None) -> None:
+@click.option(
+    "--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help="A SchedulerConfiguration file whose policyLimits apply (default: the built-in "
+    "limits).",
+)
+def validate(paths: tuple[str, ...], output: str, color: bool | None,
+             config_path: str | None) -> None:
     """Check SchedulingPolicy files: YAML, schema, and every CEL expression compiled for
     its extension point.
 
@@ -51,7 +58,15 @@ def validate(paths: tuple[str, ...], output: str, color: bool | None) -> None:
     hold several documents and ConfigMaps whose keys hold policies. Exits 0 when everything
     is valid, 1 when there are errors.
     """
-    policy_set = load_policy_set(paths)
+    limits = DEFAULT_LIMITS
+    if config_path is not None:
+        configuration = load_policy_set([config_path])
+        if not configuration.valid:
+            click.echo(render_text(configuration.diagnostics, color=False), err=True)
+            click.get_current_context().exit(EXIT_INVALID)
+        found = configuration.configurations
+        limits = PolicyLimits.from_configuration(found[0].value if found else None)
+    policy_set = load_policy_set(paths, limits)
     files = policy_messages.count(len(policy_set.files), "file")
     if output == "json":
         click.echo(render_json(policy_set.diagnostics,
@@ -168,7 +183,8 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     if output == "json":
         click.echo(json.dumps(result.as_json(), indent=2))
         return
-    click.echo(f"pod {result.pod} (profile {result.profile})  preFilter: {result.pre_filter}")
+    click.echo(f"pod {result.pod} (profile {result.profile})  preEnqueue: {result.pre_enqueue}"
+               f"  preFilter: {result.pre_filter}")
     filter_rules = sorted({r for n in result.nodes for r in n.filters})
     score_rules = sorted({r for n in result.nodes for r in n.scores})
     rows: list[tuple[str, ...]] = [("NODE", *filter_rules, *score_rules, "TOTAL")]

@@ -1,5 +1,7 @@
 """``policysched explain``: every filter rule's verdict and every score, per node, for one
-pod — the table kube-scheduler never shows."""
+pod — the table kube-scheduler never shows. A gate (preEnqueue) that refuses the pod, or a
+policy ``match`` that fails, is shown too: the pod is then not scheduled, whatever the
+nodes say."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from .cluster.clock import SimulatedClock
 from .cluster.memory import MemoryBackend
 from .framework.runner import Framework
 from .framework.scheduler import EngineSettings, Scheduler
-from .framework.status import Code
+from .framework.status import Code, Status
 from .policy import ExtensionPoint
 
 PASS = "pass"
@@ -33,14 +35,16 @@ class NodeExplanation:
 class Explanation:
     pod: str
     profile: str
-    pre_filter: str  # "pass" or the rejection
+    pre_enqueue: str  # "pass" or why the gate keeps the pod out of the active queue
+    pre_filter: str  # "pass" or the rejection (or a policy's failing match)
     nodes: list[NodeExplanation]
     chosen: str | None
     message: str
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "pod": self.pod, "profile": self.profile, "preFilter": self.pre_filter,
+            "pod": self.pod, "profile": self.profile, "preEnqueue": self.pre_enqueue,
+            "preFilter": self.pre_filter,
             "chosen": self.chosen, "message": self.message or None,
             "nodes": [{"node": n.node, "feasible": n.feasible, "filters": n.filters,
                        "scores": {r: {"raw": s[0], "normalized": s[1], "weighted": s[2]}
@@ -67,9 +71,17 @@ def explain(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Frame
                          f"profile serves (profiles: {', '.join(frameworks)})")
     snapshot = scheduler.cache.snapshot()
     state = scheduler.cycle_state(pod, snapshot)
-    status, _ = fwk.run_pre_filter(state)
-    pre_filter = PASS if status.is_success else f"{status.code.value}: {status.message}"
+    gate = fwk.pre_enqueue(state)
+    matched = fwk.check_matches(state)
+    status = fwk.run_pre_filter(state)[0] if matched.is_success else matched
     rows = [NodeExplanation(n.name) for n in snapshot.nodes]
+    decision = scheduler.decide(fwk, scheduler.cycle_state(pod, snapshot), snapshot)
+    explanation = Explanation(pod_key, fwk.scheduler_name, _verdict(gate), _verdict(status),
+                              rows, decision.node, decision.message)
+    if not gate.is_success:
+        explanation.chosen, explanation.message = None, gate.message
+    if not matched.is_success:  # which policies apply is unknown: no per-node detail
+        return explanation
     for row, node in zip(rows, snapshot.nodes, strict=True):
         for instance, rule in fwk.rules(ExtensionPoint.FILTER):
             if not fwk.matches(state, instance):
@@ -88,6 +100,8 @@ def explain(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Frame
             row.total = totals[i] if i < len(totals) else None
             for rule_name, values in detail.items():
                 row.scores[rule_name] = values[i]
-    decision = scheduler.decide(fwk, scheduler.cycle_state(pod, snapshot), snapshot)
-    return Explanation(pod_key, fwk.scheduler_name, pre_filter, rows, decision.node,
-                       decision.message)
+    return explanation
+
+
+def _verdict(status: Status) -> str:
+    return PASS if status.is_success else f"{status.code.value}: {status.message}"

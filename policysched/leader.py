@@ -41,6 +41,7 @@ from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.leaderelectionrecord import LeaderElectionRecord
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
+from .cluster import kube_messages as km
 from .cluster.backend import (
     Backend,
     BindError,
@@ -51,6 +52,7 @@ from .cluster.backend import (
     EventType,
 )
 from .cluster.clock import Clock
+from .cluster.connection import ConnectionLog
 
 if TYPE_CHECKING:
     from .cache.objects import PodGroupSpec, PodInfo
@@ -181,6 +183,8 @@ class LeaderElector:
         self._valid_until = 0.0
         self._thread: threading.Thread | None = None
         self.transitions = 0  # times this elector became leader
+        self.connection = ConnectionLog(km.CONNECTION_LEASE.format(
+            lease=f"{settings.namespace}/{settings.lease_name}"), log)
 
     @classmethod
     def for_cluster(cls, settings: LeaderElectionSettings, api_client: Any,
@@ -241,8 +245,9 @@ class LeaderElector:
         try:
             ok = bool(self._election.try_acquire_or_renew())
         except Exception as e:  # the API is unreachable, a request timed out…
-            log.debug("lease %s: %s", self.settings.lease_name, e)
+            self.connection.failed(e)
             return False
+        self.connection.succeeded()
         if ok:
             self._valid_until = started + self.settings.renew_deadline
         return ok

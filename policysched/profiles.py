@@ -11,9 +11,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .framework.runner import Framework, PolicyInstance
+from .cel.values import INT64_MAX
+from .framework.runner import MAX_NODE_SCORE, Framework, PolicyInstance
 from .framework.scheduler import EngineSettings
 from .policy import ExtensionPoint, Policy
+from .policy.model import ScoreRule
 
 DEFAULT_SCHEDULER_NAME = "policysched"
 BUILTIN_POLICIES = Path(__file__).resolve().parent.parent / "policies"
@@ -34,6 +36,7 @@ def build_frameworks(policies: Sequence[Policy], configuration: Mapping[str, Any
         if name in frameworks:
             raise ConfigurationError(f"profile {name} is declared twice")
         instances = _enabled(profile, policies, by_name)
+        _check_total_score(name, instances)
         frameworks[name] = Framework(name, instances, _queue_sort(name, profile, instances))
     backoff = spec.get("backoff") or {}
     settings = EngineSettings(
@@ -71,6 +74,18 @@ def _enabled(profile: Mapping[str, Any], policies: Sequence[Policy],
         out += [PolicyInstance(p, dict(p.params)) for p in policies
                 if p.name not in listed and p.name not in disabled]
     return out
+
+
+def _check_total_score(name: str, instances: Sequence[PolicyInstance]) -> None:
+    """kube-scheduler refuses a profile whose total score could overflow int64 (weight x
+    100 summed over its score plugins); so does this, over score rules."""
+    total = sum(rule.weight * instance.weight * MAX_NODE_SCORE for instance in instances
+                for rule in instance.policy.rules_for(ExtensionPoint.SCORE)
+                if isinstance(rule, ScoreRule))
+    if total > INT64_MAX:
+        raise ConfigurationError(
+            f"profile {name}: the total score of its score rules could overflow int64 "
+            f"(the sum of rule weight x policy weight x {MAX_NODE_SCORE} is {total})")
 
 
 def _queue_sort(name: str, profile: Mapping[str, Any],

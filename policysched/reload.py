@@ -16,6 +16,13 @@ diagnostic is logged as ``namespace/name[key]:line:col: message``, a ``Warning``
 invalid, later changes are rejected too (the set is only ever swapped whole); its Event is
 not repeated for the same ConfigMap revision.
 
+Policy input is bounded (``policyLimits`` of the configuration given to the reloader, see
+``policy.limits``): a source beyond a limit is rejected like any invalid one, with a
+positioned diagnostic. So is a reload whose compiling takes longer than
+``compileTimeoutSeconds`` (checked before each expression; the initial load is not
+bounded, as nothing is scheduled yet), and one that fails in any other way (RecursionError,
+MemoryError, a bug): the reload thread never dies and the active set stays.
+
 Latency is measured from the moment a change is observed (a ConfigMap's new
 resourceVersion arrives on the watch; a poll sees a file change) to the moment ``swap``
 returns, into ``policysched_policy_reload_duration_seconds``.
@@ -36,14 +43,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from .cluster import kube_messages as km
+from .cluster.connection import ConnectionLog
 from .framework.runner import Framework
 from .framework.scheduler import EngineSettings
 from .metrics import RELOAD_FAILURE, RELOAD_SUCCESS, SchedulerMetrics
 from .policy import LoadResult, PolicySet, load_configmap, load_paths
-from .policy.diagnostics import Diagnostic
+from .policy.diagnostics import Diagnostic, DiagnosticKind
 from .policy.documents import LoadedDocument
+from .policy.limits import PolicyLimits
 from .policy.loader import yaml_files
+from .policy.messages import COMPILE_TIMEOUT
 from .policy.policy_set import CompiledDocument, build_policy_set, compile_document
+from .policy.yaml_documents import Path as PolicyPath
 from .profiles import ConfigurationError, build_frameworks
 
 POLICY_LABEL: Final = "policysched.io/policy"
@@ -74,6 +86,7 @@ SEVERAL_CONFIGURATIONS: Final = (
     "give one with --config")
 CONFIGURATION_REJECTED: Final = "configuration: {message}"
 BUILD_FAILED: Final = "cannot build the profiles: {error}"
+LOAD_FAILED: Final = "cannot load the policies: {error}"
 NOTE_JOIN: Final = "; "
 NOTE_ELLIPSIS: Final = "…"
 BAD_OPERATOR: Final = "unsupported label selector operator {operator!r}"
@@ -193,22 +206,46 @@ def _truncate(note: str, limit: int = NOTE_LIMIT) -> str:
 # -- compiling, with a cache ------------------------------------------------------------------
 
 
+class CompileTimeout(Exception):
+    """Compiling took longer than its budget: it stopped before the expression at ``path``
+    of ``document``."""
+
+    def __init__(self, document: LoadedDocument, path: PolicyPath) -> None:
+        super().__init__(document.source)
+        self.document = document
+        self.path = path
+
+
 class CompileCache:
     """``build_policy_set`` that compiles only what changed: a document whose source text
     (file, or ConfigMap key) is unchanged since the last build reuses its compiled policy
     and its diagnostics. Compiling the built-in library takes about half a second; one
     changed ConfigMap should not cost that."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._entries: dict[tuple[str, str | None, int, str, str], CompiledDocument] = {}
+        self._clock = clock
 
-    def build(self, loaded: LoadResult) -> PolicySet:
+    def build(self, loaded: LoadResult, budget: float | None = None) -> PolicySet:
+        """The policy set of ``loaded``. With a ``budget`` (seconds), compiling documents
+        that are not in the cache stops once it is spent: ``CompileTimeout`` is raised
+        before the next expression (the documents compiled stay cached for the next
+        build)."""
         used: dict[tuple[str, str | None, int, str, str], CompiledDocument] = {}
+        deadline = None if budget is None else self._clock() + budget
 
         def compile_cached(document: LoadedDocument) -> CompiledDocument:
             text = hashlib.sha256(document.yaml.text.encode()).hexdigest()
             key = (document.source, document.origin, document.yaml.number, document.kind, text)
-            entry = used.get(key) or self._entries.get(key) or compile_document(document)
+            entry = used.get(key) or self._entries.get(key)
+            if entry is None:
+                def checkpoint(path: PolicyPath) -> None:
+                    if deadline is not None and self._clock() > deadline:
+                        self._entries.update(used)
+                        raise CompileTimeout(document, path)
+
+                checkpoint(())
+                entry = compile_document(document, checkpoint)
             used[key] = entry
             return entry
 
@@ -231,6 +268,7 @@ class Reloader:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.directories = tuple(directories)
         self.configuration = dict(configuration) if configuration is not None else None
+        self.limits = PolicyLimits.from_configuration(configuration)
         self.swap = swap
         self.metrics = metrics
         self.recorder = recorder
@@ -241,7 +279,7 @@ class Reloader:
         self._configmaps: dict[str, dict[str, dict[str, Any]]] = {}  # source → key → object
         self._pending_since: float | None = None
         self._initial = True
-        self._compiler = CompileCache()
+        self._compiler = CompileCache(clock)
         self._directory_cache: tuple[Signature, LoadResult] | None = None
         self._reported: set[tuple[str, str, str]] = set()  # (key, resourceVersion, note)
         self._lock = threading.Lock()
@@ -294,16 +332,31 @@ class Reloader:
 
     # -- building -------------------------------------------------------------------------
 
-    def build(self) -> PolicyBundle | Rejection:
-        """Load every source now and compile it: a bundle, or why not."""
+    def build(self, budget: float | None = None) -> PolicyBundle | Rejection:
+        """Load every source now and compile it, spending at most ``budget`` seconds on
+        compiling: a bundle, or why not. Whatever goes wrong — a limit, a timeout,
+        RecursionError, MemoryError, a bug — is a rejection, never an exception."""
         configmaps = self.configmaps()
+        revisions = {configmap_key(c): _resource_version(c) for c in configmaps}
+        try:
+            return self._build(configmaps, revisions, budget)
+        except CompileTimeout as e:
+            message = self.limits.message(COMPILE_TIMEOUT, "compile_timeout_seconds")
+            diagnostic = e.document.diagnostic(e.path, DiagnosticKind.LIMIT, message)
+            return self._rejection([diagnostic], configmaps)
+        except Exception as e:  # the active set stays whatever the new one does
+            log.exception("loading the policies failed")
+            problem = LOAD_FAILED.format(error=f"{type(e).__name__}: {e}")
+            return self._blame_changed(problem, revisions)
+
+    def _build(self, configmaps: Sequence[Mapping[str, Any]], revisions: Mapping[str, str],
+               budget: float | None) -> PolicyBundle | Rejection:
         loaded = LoadResult()
         if self.directories:
             loaded.extend(self._directory_documents())
         for configmap in configmaps:
-            loaded.extend(load_configmap(configmap))
-        policy_set = self._compiler.build(loaded)
-        revisions = {configmap_key(c): _resource_version(c) for c in configmaps}
+            loaded.extend(load_configmap(configmap, self.limits))
+        policy_set = self._compiler.build(loaded, budget)
         if not policy_set.valid:
             return self._rejection(policy_set.diagnostics, configmaps)
         configuration = self.configuration
@@ -321,14 +374,14 @@ class Reloader:
             log.exception("building frameworks failed")
             return self._blame_changed(BUILD_FAILED.format(error=e), revisions)
         version = policy_set_version(loaded, configuration)
-        return PolicyBundle(version, frameworks, settings, policy_set, revisions)
+        return PolicyBundle(version, frameworks, settings, policy_set, dict(revisions))
 
     def _directory_documents(self) -> LoadResult:
         """The directories' documents, read again only when a file changed (parsing the
         built-in library's YAML takes ~0.1 s, more than everything else of a reload)."""
         signature = directory_signature(self.directories)
         if self._directory_cache is None or self._directory_cache[0] != signature:
-            self._directory_cache = (signature, load_paths(self.directories))
+            self._directory_cache = (signature, load_paths(self.directories, self.limits))
         return self._directory_cache[1]
 
     def _rejection(self, diagnostics: Iterable[Diagnostic],
@@ -362,7 +415,9 @@ class Reloader:
                 observed_at, self._pending_since = self._pending_since, None
                 self._dirty.clear()
             initial, self._initial = self._initial, False
-            outcome = self.build()
+            # The initial load compiles everything it is given (nothing is scheduled yet);
+            # a reload shares the process with scheduling: its compiling is bounded.
+            outcome = self.build(None if initial else self.limits.compile_timeout_seconds)
             if isinstance(outcome, Rejection):
                 self._reject(outcome, initial)
                 return outcome
@@ -534,6 +589,8 @@ class ConfigMapWatcher:
         self.synced = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.connection = ConnectionLog(km.CONNECTION_CONFIGMAPS.format(
+            source=source.name), log)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, daemon=True,
@@ -567,13 +624,14 @@ class ConfigMapWatcher:
             try:
                 if resource_version is None:
                     resource_version = self._list()
+                    self.connection.succeeded()
                 resource_version = self._follow(resource_version)
             except Exception as e:
                 if self._stop.is_set():
                     return
                 status = getattr(e, "status", None)
                 if status != 410:  # 410 Gone: the revision is too old, just re-list
-                    log.warning("watching ConfigMaps %s: %s", self.source.name, e)
+                    self.connection.failed(e)  # one line per outage, not per retry
                     self._stop.wait(RETRY_DELAY)
                 resource_version = None
 
@@ -713,6 +771,7 @@ __all__ = [
     "EVENT_REASON",
     "POLICY_LABEL",
     "CompileCache",
+    "CompileTimeout",
     "ConfigMapSource",
     "ConfigMapWatcher",
     "DirectoryPoller",

@@ -136,7 +136,8 @@ class RunObserver:
         """A new policy set became active."""
 
     def on_error(self, error: BaseException) -> None:
-        """The loop recovered from an unexpected error."""
+        """The loop or the engine recovered from an unexpected error (a pod's cycle or an
+        event that raised: the pod was requeued with an event, the others went on)."""
 
 
 class LogObserver(RunObserver):
@@ -325,14 +326,27 @@ class Runner:
                 try:
                     self._step(session, stop)
                 except Exception as e:  # a bug or an unexpected API answer: keep going
-                    self.errors += 1
-                    recovered = _recover_in_flight(session.scheduler)
-                    log.exception(km.LOG_CYCLE_ERROR, recovered)
-                    self._notify("on_error", e)
+                    self._recover(session, e)
                     self._stop.wait(ERROR_PAUSE)
         finally:
             self._end_session(finish_binds=True)
             log.info(km.LOG_STOPPED)
+
+    def _recover(self, session: _Session, error: Exception) -> None:
+        """An exception escaped the engine: requeue the pods it left in flight (each with
+        a FailedScheduling event), log it and count it; the loop goes on."""
+        try:
+            recovered = session.scheduler.recover_in_flight(error)
+        except Exception:
+            log.exception(km.LOG_RECOVERY_FAILED)
+            recovered = 0
+        log.error(km.LOG_CYCLE_ERROR, recovered, exc_info=error)
+        self._internal_error(error)
+
+    def _internal_error(self, error: BaseException) -> None:
+        """Count an unexpected exception the engine or the loop recovered from."""
+        self.errors += 1
+        self._notify("on_error", error)
 
     def _stopping(self, stop: threading.Event | None) -> bool:
         return self._stop.is_set() or (stop is not None and stop.is_set())
@@ -356,7 +370,8 @@ class Runner:
         with self._lock:
             frameworks, settings = self.frameworks, self.settings
         scheduler = Scheduler(outcomes, frameworks, settings,
-                              observe_extension_point=self.observe_extension_point)
+                              observe_extension_point=self.observe_extension_point,
+                              on_internal_error=self._internal_error)
         session = _Session(backend, outcomes, scheduler, time.monotonic())
         backend.start()
         self._session = session
@@ -472,28 +487,6 @@ class Runner:
                 log.exception(km.LOG_OBSERVER_FAILED, observer)
 
 
-def _recover_in_flight(scheduler: Scheduler) -> int:
-    """After an exception escaped a cycle: hand back the pods it left in flight (not those
-    waiting at permit, nor those whose bind is under way: their outcome ends their cycle),
-    forgetting their unbound assumptions, so no pod is lost."""
-    recovered = 0
-    binding = set(scheduler.binds_in_flight)
-    for key in scheduler.queue.in_flight():
-        qp = scheduler.queue.get(key)
-        if qp is None or key in scheduler.waiting or key in binding:
-            continue
-        pod = scheduler.cache.pod(key)
-        if pod is not None and pod.node_name:
-            scheduler.queue.done(key)
-            continue
-        if pod is not None and scheduler.cache.is_assumed(pod) \
-                and not scheduler.cache.binding_finished(pod):
-            scheduler.cache.forget(pod)
-        scheduler.queue.requeue(qp, error=True)
-        recovered += 1
-    return recovered
-
-
 # ------------------------------------------------------------------------------ entry point
 
 
@@ -522,6 +515,9 @@ def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> A
     # their connections (urllib3 discards, and warns about, connections beyond the pool)
     configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0,
                                                 connections)
+    # no urllib3 retries: each client retries in its own way and logs an outage once, where
+    # urllib3 would warn three times per failed request
+    configuration.retries = False
     return client.ApiClient(configuration)
 
 

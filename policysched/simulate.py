@@ -3,7 +3,10 @@
 Time jumps from one due event to the next (a backoff expiring, a ``retryAfter``, a permit
 time-out), so a 15 s delay costs no wall time. The run stops when nothing can change any
 more without an outside event: no pod is active, backing off, waiting for a retry time or
-waiting at permit — or when ``horizon`` simulated seconds have passed.
+waiting at permit — or when ``horizon`` simulated seconds have passed. A pod whose attempts
+fail with the same Error while nothing in the cluster changes is not retried on every
+backoff: it waits for a change, as an unschedulable pod does, and is reported unscheduled
+with that Error.
 """
 
 from __future__ import annotations
@@ -52,7 +55,9 @@ def simulate(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Fram
              horizon: float = DEFAULT_HORIZON) -> Simulation:
     clock = SimulatedClock(start)
     backend = MemoryBackend([dict(o) for o in objects], clock)
-    scheduler = Scheduler(backend, frameworks, settings)
+    # a pod whose Error repeats with nothing changed waits for a change instead of being
+    # retried with backoff until the horizon
+    scheduler = Scheduler(backend, frameworks, settings, park_repeated_errors=True)
     pending_at_start = _pending_keys(objects)
     while True:
         scheduler.sync()

@@ -105,6 +105,25 @@ def test_binary_and_odd_files_are_reported_not_raised(tmp_path: Path) -> None:
     assert result.stdout.count(str(tmp_path)) == 3
 
 
+def test_validate_applies_the_policy_limits_of_a_configuration(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: policysched.io/v1alpha1\nkind: SchedulerConfiguration\n"
+                      "policyLimits: {maxExpressionLength: 20}\n")
+    delay = str(DESIGN[0])
+    assert run("validate", delay).exit_code == 0
+    result = run("validate", "--config", str(config), delay)
+    assert result.exit_code == 1
+    assert result.stdout.startswith(
+        f"{delay}:17:10: delay: match: expression too long: 26 characters, more than 20 "
+        "(policyLimits.maxExpressionLength in the SchedulerConfiguration)\n")
+    # an invalid configuration is reported, not used
+    config.write_text("apiVersion: policysched.io/v1alpha1\nkind: SchedulerConfiguration\n"
+                      "policyLimits: {maxBytes: 0}\n")
+    result = run("validate", "--config", str(config), delay)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith(f'{config}:3:26: field "maxBytes" must be at least 1, not 0')
+
+
 def test_run_passes_the_api_client_options(monkeypatch: Any) -> None:
     import policysched.run as run_module
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from policysched.cache.objects import pod_info
@@ -34,3 +36,32 @@ def test_binds_are_handed_over_only_while_leading() -> None:
     assert backend.drain_bind_outcomes() == []
     with pytest.raises(BindError, match=NOT_LEADING):
         backend.bind(b, "n1")
+
+
+class _Lock:
+    identity = "replica-0"
+
+
+def test_an_unreachable_api_server_is_logged_once_not_per_retry(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, "policysched.leader")
+    settings = leader.LeaderElectionSettings(namespace="ns", lease_name="lease")
+    elector = leader.LeaderElector(settings, _Lock())
+    answers: list[object] = [OSError("connection refused")] * 5 + [True, True]
+
+    def try_acquire_or_renew() -> bool:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return bool(answer)
+
+    monkeypatch.setattr(elector._election, "try_acquire_or_renew", try_acquire_or_renew)
+    assert [elector._attempt() for _ in range(7)] == [False] * 5 + [True, True]
+    above_debug = [(r.levelno, r.getMessage()) for r in caplog.records
+                   if r.levelno > logging.DEBUG]
+    assert len(above_debug) == 2, above_debug
+    assert above_debug[0] == (logging.WARNING, "lease ns/lease: lost connection to the API "
+                                               "server: connection refused; retrying")
+    assert above_debug[1][0] == logging.INFO
+    assert above_debug[1][1].startswith("lease ns/lease: reconnected to the API server after ")
+    assert above_debug[1][1].endswith("(5 attempts failed)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -87,3 +88,109 @@ def test_test_command_passes_and_fails_with_a_diff(tmp_path: Path) -> None:
     failed = CliRunner().invoke(main, ["test", str(wrong)])
     assert failed.exit_code == 1
     assert "default/trio-1: node: expected 'node-z', got 'node-a'" in failed.output
+
+
+BROKEN = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: broken}
+spec:
+  filter:
+  - name: needs-company
+    # fails to evaluate for the pod named `follower` until a pod is bound on the node
+    expression: "node.podCount > 0 || pod.name != 'follower' || int(pod.name) > 0"
+  - name: bad-int
+    expression: "!('n' in pod.labels) || int(pod.labels['n']) > 0"
+---
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: later}
+spec:
+  match: "pod.name == 'leader'"
+  preFilter:
+  - name: after-100s
+    expression: "now - pod.creationTimestamp >= 100"
+    retryAfter: "100 - (now - pod.creationTimestamp)"
+"""
+
+
+def cluster_file(tmp_path: Path, pods: list[str]) -> str:
+    docs = ["apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+            "status: {allocatable: {cpu: '64', memory: 64Gi, pods: '110'}}\n"]
+    for pod in pods:
+        docs.append("apiVersion: v1\nkind: Pod\n"
+                    f"metadata: {{name: {pod.split(':')[0]}, labels: {{n: '{pod[-1]}'}},\n"
+                    "  creationTimestamp: '2026-01-01T00:00:00Z'}\n"
+                    "spec: {schedulerName: policysched, containers: [{name: c}]}\n")
+    path = tmp_path / "cluster.yaml"
+    path.write_text("---\n".join(docs))
+    return str(path)
+
+
+def simulate_broken(tmp_path: Path, pods: list[str]) -> dict[str, Any]:
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "broken.yaml").write_text(BROKEN)
+    result = CliRunner().invoke(main, [
+        "simulate", "--cluster", cluster_file(tmp_path, pods), "--policies",
+        str(tmp_path / "policies"), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    return {p["name"]: p for p in json.loads(result.output)["pods"]}
+
+
+def test_simulate_gives_up_on_an_error_that_cannot_change(tmp_path: Path) -> None:
+    by_name = simulate_broken(tmp_path, [f"bad-{i}:x" for i in range(30)])
+    # the same Error twice with nothing changed in between: given up, not retried until
+    # the hour-long horizon
+    assert {(p["node"], p["attempts"]) for p in by_name.values()} == {(None, 2)}
+    assert by_name["bad-0"]["message"] == (
+        "policy broken rule bad-int: spec.filter[1].expression "
+        "`!('n' in pod.labels) || int(pod.labels['n']) > 0`: type conversion error from "
+        "'string' to 'int': 'x'")
+
+
+def test_simulate_retries_an_error_after_the_cluster_changed(tmp_path: Path) -> None:
+    by_name = simulate_broken(tmp_path, ["leader:1", "follower:1"])
+    assert (by_name["leader"]["node"], by_name["leader"]["boundAt"]) == ("n1", 100)
+    # its Error repeated, then the leader was bound: retried then, not at a time-out
+    assert (by_name["follower"]["node"], by_name["follower"]["boundAt"]) == ("n1", 100)
+
+
+GATE_AND_MATCH = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: gate}
+spec:
+  match: "pod.name == 'gated'"
+  preEnqueue:
+  - name: rank
+    expression: "int(pod.labels['n']) > 0"
+---
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: picky}
+spec:
+  match: "pod.name != 'matchless' || int(pod.labels['n']) > 0"
+  filter:
+  - name: anything
+    expression: "true"
+"""
+
+
+def test_explain_shows_a_failing_gate_and_a_failing_match(tmp_path: Path) -> None:
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "p.yaml").write_text(GATE_AND_MATCH)
+    cluster = cluster_file(tmp_path, ["gated:x", "matchless:x"])
+    outputs = {}
+    for pod in ("gated", "matchless"):
+        result = CliRunner().invoke(main, [
+            "explain", "--cluster", cluster, "--policies", str(tmp_path / "policies"),
+            "--pod", pod, "-o", "json"])
+        assert result.exit_code == 0, result.output
+        outputs[pod] = json.loads(result.output)
+    gated = outputs["gated"]
+    assert gated["preEnqueue"].startswith("Error: policy gate rule rank: ")
+    assert gated["chosen"] is None and "'x'" in gated["message"]
+    matchless = outputs["matchless"]
+    assert matchless["preEnqueue"] == "pass" and matchless["chosen"] is None
+    assert matchless["message"].startswith("policy picky: spec.match `")
+    assert matchless["preFilter"] == "Error: " + matchless["message"]

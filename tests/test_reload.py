@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -248,3 +251,179 @@ def test_the_rejection_event_body() -> None:
                                  "name": "a", "uid": "uid-a", "resourceVersion": "1"}
     assert body["metadata"]["namespace"] == "ops"
     assert body["eventTime"].endswith("Z") and body["reportingInstance"] == "me"
+
+
+class _FailingCoreApi:
+    """The ConfigMap list of an API server that is down for the first ``failures`` calls."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.lists = 0
+
+    def list_namespaced_config_map(self, namespace: str, **kwargs: Any) -> Any:
+        self.lists += 1
+        if self.lists <= self.failures:
+            raise OSError("connection refused")
+        body = {"items": [], "metadata": {"resourceVersion": "5"}}
+        return type("Response", (), {"data": json.dumps(body).encode()})()
+
+
+class _IdleWatch:
+    """A watch that reports nothing until stopped."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+
+    def stream(self, *args: Any, **kwargs: Any) -> Any:
+        self.stopped.wait(10)
+        yield from ()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+def test_a_configmap_watch_outage_is_logged_once_not_per_retry(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from policysched import reload
+
+    caplog.set_level(logging.INFO, "policysched.reload")
+    monkeypatch.setattr(reload, "RETRY_DELAY", 0.01)
+    watcher = reload.ConfigMapWatcher(None, reload.ConfigMapSource("ops", ""),
+                                      Harness().reloader)
+    monkeypatch.setattr(watcher, "_api", _FailingCoreApi(failures=5))
+    monkeypatch.setattr(watcher, "_watch_factory", _IdleWatch)
+    watcher.start()
+    try:
+        assert watcher.synced.wait(5)
+    finally:
+        watcher.stop(5)
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records
+              if r.levelno >= logging.WARNING or "reconnected" in r.getMessage()]
+    name = f"ConfigMap watch {watcher.source.name}"
+    assert [level for level, _ in logged] == [logging.WARNING, logging.INFO], logged
+    assert logged[0][1] == f"{name}: lost connection to the API server: connection refused; " \
+        "retrying"
+    assert logged[1][1].startswith(f"{name}: reconnected to the API server after ")
+    assert logged[1][1].endswith("(5 attempts failed)")
+
+
+# -- hostile input: limits, failures and the compile budget --------------------------------
+
+
+def many_rules(name: str, rules: int, tag: str = "") -> str:
+    text = "apiVersion: policysched.io/v1alpha1\nkind: SchedulingPolicy\n"
+    text += f"metadata: {{name: {name}}}\nspec:\n  filter:\n" + "".join(
+        f"  - {{name: r{i}, expression: '{i} >= 0{tag}'}}\n" for i in range(rules))
+    return text
+
+
+POISON = {
+    "nesting": "a: " + "[" * 100_000 + "]" * 100_000 + "\n",  # RecursionError before
+    "alias bomb": "l0: &l0 [" + ", ".join(["x"] * 99) + "]\nl1: &l1 [" + ", ".join(
+        ["*l0"] * 99) + "]\nl2: [" + ", ".join(["*l1"] * 99) + "]\n",
+    "too large": policy("big", "'" + "a" * (1 << 18) + "' != ''"),
+}
+
+
+def test_poison_configmaps_are_rejected_and_the_reload_thread_keeps_working() -> None:
+    h = Harness()
+    h.reloader.upsert_configmap(configmap("a", policy("a")))
+    good = h.reloader.reload()
+    swapped = threading.Event()
+
+    def swap(bundle: PolicyBundle) -> None:
+        h.swapped.append(bundle)
+        swapped.set()
+
+    h.reloader.swap = swap
+    h.reloader.start()
+    try:
+        for i, (name, text) in enumerate(POISON.items(), start=1):
+            h.reloader.upsert_configmap(configmap("poison", text, rv=str(i)))
+            deadline = time.monotonic() + 5
+            while len(h.recorder.events) < i and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert [n for n, _ in h.recorder.events] == ["poison"] * i, name
+            assert h.metric("policysched_policy_reloads_total", result="failure") == i
+            assert h.reloader.active is good
+        nesting, bomb, large = (note for _, note in h.recorder.events)
+        assert nesting.startswith("ops/poison[policy.yaml]:1:103: nested too deeply")
+        assert bomb.startswith("ops/poison[policy.yaml]:2:")
+        assert "YAML aliases expand the text" in bomb
+        assert large.startswith("ops/poison[policy.yaml]:1:1: too large to read")
+        h.reloader.upsert_configmap(configmap("poison", policy("fixed"), rv="9"))
+        assert swapped.wait(5)
+        assert names(h.swapped[-1]) == ["a", "fixed"]
+    finally:
+        h.reloader.stop(5)
+
+
+def test_any_failure_while_loading_is_a_rejection_not_a_dead_reload(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from policysched import reload
+
+    def load(configmap: dict[str, Any], *args: Any) -> Any:
+        if configmap["metadata"]["name"] == "poison":
+            raise MemoryError("out of memory")
+        return real_load(configmap, *args)
+
+    real_load = reload.load_configmap
+    monkeypatch.setattr(reload, "load_configmap", load)
+    h = Harness()
+    h.reloader.upsert_configmap(configmap("a", policy("a")))
+    good = h.reloader.reload()
+    h.reloader.upsert_configmap(configmap("poison", policy("p"), rv="2"))
+    outcome = h.reloader.reload()
+    assert isinstance(outcome, Rejection) and h.reloader.active is good
+    assert outcome.problems == ("cannot load the policies: MemoryError: out of memory",)
+    assert h.recorder.events == [("poison", outcome.problems[0])]
+    assert h.metric("policysched_policy_reloads_total", result="failure") == 1
+    assert "policy change rejected" in caplog.text
+    h.reloader.delete_configmap(configmap("poison", ""))
+    h.reloader.upsert_configmap(configmap("b", policy("b")))
+    assert names(h.reloader.reload()) == ["a", "b"]  # type: ignore[arg-type]
+
+
+class TickingClock(FakeClock):
+    """Advances by ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        super().__init__()
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_reload_is_rejected_once_compiling_exceeds_its_budget() -> None:
+    configuration = {"policyLimits": {"compileTimeoutSeconds": 1}}
+    swapped: list[PolicyBundle] = []
+    clock = TickingClock(0.3)  # each expression compiled reads it once
+    metrics, recorder = SchedulerMetrics(), Recorder()
+    reloader = Reloader([], configuration, swapped.append, metrics=metrics,
+                        recorder=recorder, debounce=0, clock=clock)
+    reloader.upsert_configmap(configmap("a", many_rules("a", 6)))
+    good = reloader.reload()  # the initial load is not bounded
+    assert names(good) == ["a"]
+    reloader.upsert_configmap(configmap("a", many_rules("a", 6, " && true"), rv="2"))
+    outcome = reloader.reload()
+    assert isinstance(outcome, Rejection) and reloader.active is good and swapped == []
+    [(name, note)] = recorder.events
+    assert (name, note) == ("a", (
+        "ops/a[policy.yaml]:8:28: a/r2: compiling the changed policies took more than 1 s: "
+        "stopped here (policyLimits.compileTimeoutSeconds in the SchedulerConfiguration)"))
+    clock.step = 0.01
+    reloader.changed()
+    assert names(reloader.reload()) == ["a"] and len(swapped) == 1  # type: ignore[arg-type]
+
+
+def test_the_limits_come_from_the_configuration() -> None:
+    h = Harness(configuration={"policyLimits": {"maxRules": 2}})
+    h.reloader.upsert_configmap(configmap("a", many_rules("a", 2)))
+    assert isinstance(h.reloader.reload(), PolicyBundle)
+    h.reloader.upsert_configmap(configmap("a", many_rules("a", 3), rv="2"))
+    assert isinstance(h.reloader.reload(), Rejection)
+    [(_, note)] = h.recorder.events
+    assert note == ("ops/a[policy.yaml]:8:5: a/r2: too many rules: 3, more than 2 "
+                    "(policyLimits.maxRules in the SchedulerConfiguration)")

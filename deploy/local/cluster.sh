@@ -9,6 +9,7 @@
 #   cluster.sh status                show processes, ports, apiserver health, node readiness
 #   cluster.sh smoke                 prove nodes Ready + nodeName pod + pods/binding pod Running
 #   cluster.sh start-scheduler       start the reference kube-scheduler (not done by `up`)
+#   cluster.sh restart-apiserver [--signal TERM|KILL] [--down SECONDS]   restart kube-apiserver only
 #   cluster.sh path BINARY           print the cached path of etcd|kube-apiserver|kube-scheduler|kwok
 #   cluster.sh env                   print shell exports (KUBECONFIG, ...) for the running cluster
 #   cluster.sh pin-kube vX.Y.Z       regenerate deploy/local/kube/go.mod for another release
@@ -348,6 +349,44 @@ EOF
 }
 
 # ---------------------------------------------------------------------------- up / down
+# kube-apiserver on the ports, PKI and etcd of $CLUSTER_DIR (cluster.env loaded); returns
+# once /readyz answers.
+start_apiserver() {
+  local pki="$CLUSTER_DIR/pki"
+  # There is no kube-controller-manager, hence:
+  #  - ServiceAccount admission off (nothing creates the `default` ServiceAccount);
+  #  - TaintNodesByCondition admission off (it puts node.kubernetes.io/not-ready:NoSchedule
+  #    on every new Node, and only the node-lifecycle controller would ever remove it);
+  #  - endpoint reconciler off (it would try to publish 127.0.0.1 as the `kubernetes`
+  #    Service endpoint, which validation rejects for loopback addresses).
+  # APF and the inflight limits are off so benchmark clients are never throttled. On SIGTERM,
+  # open watches are ended after 2 s (by default they hold the shutdown for a minute).
+  start_daemon kube-apiserver "$(bin_path kube-apiserver)" \
+    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 \
+    --advertise-address 127.0.0.1 \
+    --secure-port "$APISERVER_PORT" \
+    --cert-dir "$pki" \
+    --tls-cert-file "$pki/apiserver.crt" \
+    --tls-private-key-file "$pki/apiserver.key" \
+    --client-ca-file "$pki/ca.crt" \
+    --token-auth-file "$pki/tokens.csv" \
+    --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$pki/sa.pub" \
+    --service-account-signing-key-file "$pki/sa.key" \
+    --service-cluster-ip-range 10.0.0.0/24 \
+    --allow-privileged=true \
+    --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
+    --endpoint-reconciler-type none \
+    --enable-priority-and-fairness=false \
+    --max-requests-inflight 0 \
+    --max-mutating-requests-inflight 0 \
+    --shutdown-watch-termination-grace-period 2s
+  wait_for "kube-apiserver /readyz" 180 kube-apiserver \
+    curl -sf --cacert "$pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" "$APISERVER_URL/readyz"
+}
+
 cmd_up() {
   local nodes=3
   while (($#)); do
@@ -425,37 +464,7 @@ EOF
   done_step "pid $(pid_of etcd)${etcd_extra:+, ${etcd_extra[*]}}"
 
   step "start kube-apiserver $KUBE_VERSION"
-  local pki="$CLUSTER_DIR/pki"
-  # There is no kube-controller-manager, hence:
-  #  - ServiceAccount admission off (nothing creates the `default` ServiceAccount);
-  #  - TaintNodesByCondition admission off (it puts node.kubernetes.io/not-ready:NoSchedule
-  #    on every new Node, and only the node-lifecycle controller would ever remove it);
-  #  - endpoint reconciler off (it would try to publish 127.0.0.1 as the `kubernetes`
-  #    Service endpoint, which validation rejects for loopback addresses).
-  # APF and the inflight limits are off so benchmark clients are never throttled.
-  start_daemon kube-apiserver "$(bin_path kube-apiserver)" \
-    --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 \
-    --advertise-address 127.0.0.1 \
-    --secure-port "$APISERVER_PORT" \
-    --cert-dir "$pki" \
-    --tls-cert-file "$pki/apiserver.crt" \
-    --tls-private-key-file "$pki/apiserver.key" \
-    --client-ca-file "$pki/ca.crt" \
-    --token-auth-file "$pki/tokens.csv" \
-    --authorization-mode RBAC \
-    --service-account-issuer https://kubernetes.default.svc.cluster.local \
-    --service-account-key-file "$pki/sa.pub" \
-    --service-account-signing-key-file "$pki/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 \
-    --allow-privileged=true \
-    --disable-admission-plugins ServiceAccount,TaintNodesByCondition \
-    --endpoint-reconciler-type none \
-    --enable-priority-and-fairness=false \
-    --max-requests-inflight 0 \
-    --max-mutating-requests-inflight 0
-  wait_for "kube-apiserver /readyz" 180 kube-apiserver \
-    curl -sf --cacert "$pki/ca.crt" -H "Authorization: Bearer $ADMIN_TOKEN" "$APISERVER_URL/readyz"
+  start_apiserver
   done_step "pid $(pid_of kube-apiserver), $APISERVER_URL"
 
   step "start kwok $KWOK_VERSION"
@@ -496,6 +505,41 @@ cmd_start_scheduler() {
     "$@"
   wait_for "kube-scheduler /healthz" 60 kube-scheduler curl -skf "https://127.0.0.1:$SCHEDULER_PORT/healthz"
   done_step "pid $(pid_of kube-scheduler), healthz https://127.0.0.1:$SCHEDULER_PORT/healthz"
+}
+
+# Restart only kube-apiserver (etcd keeps the data, clients reconnect): stop it with SIGTERM
+# (graceful) or --signal KILL, optionally stay down for --down SECONDS, start it again.
+cmd_restart_apiserver() {
+  local sig=TERM down=0 pid i
+  while (($#)); do
+    case "$1" in
+      --signal) sig="${2:?--signal needs TERM or KILL}"; shift 2 ;;
+      --down) down="${2:?--down needs seconds}"; shift 2 ;;
+      *) die "unknown option for restart-apiserver: $1" ;;
+    esac
+  done
+  [[ "$sig" == TERM || "$sig" == KILL ]] || die "--signal must be TERM or KILL"
+  load_env
+  resolve_bin_dirs
+  pid="$(pid_of kube-apiserver)" || die "kube-apiserver is not running under $CLUSTER_DIR"
+  step "restart kube-apiserver (SIG$sig, down ${down}s)"
+  kill "-$sig" "$pid"
+  for ((i = 0; i < STOP_TIMEOUT * 10; i++)); do
+    [[ -d "/proc/$pid" ]] && [[ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ]] || break
+    sleep 0.1
+  done
+  ((i < STOP_TIMEOUT * 10)) || die "kube-apiserver (pid $pid) still running ${STOP_TIMEOUT}s after SIG$sig"
+  sleep "$down"
+  # The port was picked from the ephemeral range: while it is free, a client reconnecting
+  # to it can be given it as its own source port (a TCP self-connection) for a moment.
+  local attempt
+  for attempt in 1 2 3 4 5 6 7 8 9 10; do
+    if (start_apiserver 2>/dev/null); then break; fi
+    grep -q "address already in use" "$CLUSTER_DIR/kube-apiserver.log" && ((attempt < 10)) ||
+      { tail -n 30 "$CLUSTER_DIR/kube-apiserver.log" >&2; die "kube-apiserver did not start again"; }
+    sleep 0.5
+  done
+  done_step "pid $(pid_of kube-apiserver), started at attempt $attempt"
 }
 
 cmd_down() {
@@ -565,6 +609,7 @@ main() {
     smoke) load_env; CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" smoke "$@" ;;
     smoke-scheduler) load_env; CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" smoke-scheduler "$@" ;;
     start-scheduler) cmd_start_scheduler "$@" ;;
+    restart-apiserver) cmd_restart_apiserver "$@" ;;
     path) resolve_bin_dirs; bin_path "${1:?usage: path BINARY}" ;;
     env) cmd_env ;;
     pin-kube) cmd_pin_kube "$@" ;;

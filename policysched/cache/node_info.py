@@ -4,7 +4,9 @@ date incrementally as pods are added and removed.
 ``view["requested"]`` holds every resource of ``allocatable`` plus every resource some pod
 on the node requests (a nonzero amount), with ``pods`` always present and equal to the number
 of pods; ``view["free"]`` is ``allocatable - requested`` for each allocatable resource (it
-goes negative on an overcommitted node).
+goes negative on an overcommitted node). ``requested`` saturates at the int64 maximum (the
+exact sum is kept in ``usage``), so that with ``allocatable`` in 0..2^63-1 every amount of the
+view, ``free`` included, is an int64.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..cel.values import INT64_MAX
 from .objects import PODS, HostPort, PodInfo, Resources, node_view
 
 _generations = itertools.count(1)
@@ -77,9 +80,9 @@ class NodeInfo:
                 continue
             total = self.usage.get(resource, 0) + amount
             self.usage[resource] = total
-            requested[resource] = total
+            requested[resource] = min(total, INT64_MAX)
             if resource in allocatable:
-                free[resource] = allocatable[resource] - total
+                free[resource] = allocatable[resource] - requested[resource]
         self._count_pods(allocatable, requested, free)
         for port in pod.host_ports:
             self.port_counts[port] += 1
@@ -107,7 +110,7 @@ class NodeInfo:
             total = self.usage[resource] - amount
             if total:
                 self.usage[resource] = total
-                requested[resource] = total
+                requested[resource] = min(total, INT64_MAX)
             else:
                 del self.usage[resource]
                 if resource in allocatable:
@@ -115,7 +118,7 @@ class NodeInfo:
                 else:
                     del requested[resource]
             if resource in allocatable:
-                free[resource] = allocatable[resource] - total
+                free[resource] = allocatable[resource] - requested[resource]
         self._count_pods(allocatable, requested, free)
         for port in counted.host_ports:
             self.port_counts[port] -= 1
@@ -131,7 +134,7 @@ class NodeInfo:
         view = node_view(obj)
         allocatable = view["allocatable"]
         requested = dict.fromkeys(allocatable, 0)
-        requested.update(self.usage)
+        requested.update((r, min(total, INT64_MAX)) for r, total in self.usage.items())
         free = {r: allocatable[r] - requested[r] for r in allocatable}
         view["requested"], view["free"] = requested, free
         view["usedPorts"] = self.used_ports

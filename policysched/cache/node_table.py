@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..cel import CelError
+from ..cel.values import INT64_MAX, INT64_MIN
 from ..cel.vector import Column, Fac, Num, column_of, freeze
 from .cache import Snapshot
 from .node_info import NodeInfo
@@ -129,7 +130,9 @@ def _patch(col: _Column, rows: np.ndarray) -> None:
     values = col.values
     if isinstance(data, Num):
         kind = _DTYPE_KINDS[data.data.dtype]
-        if all(type(values[i]) is kind or type(values[i]) is CelError for i in rows.tolist()):
+        if all(type(values[i]) is CelError
+               or (type(values[i]) is kind and (kind is not int or _in_int64(values[i])))
+               for i in rows.tolist()):
             for i in rows.tolist():
                 v = values[i]
                 error = type(v) is CelError
@@ -158,3 +161,7 @@ def _patch(col: _Column, rows: np.ndarray) -> None:
         return
     col.data = column_of(values)
     col.index = None
+
+
+def _in_int64(value: int) -> bool:
+    return INT64_MIN <= value <= INT64_MAX

@@ -4,7 +4,8 @@ need: ``PodInfo`` with its CEL ``pod`` view, the CEL ``node`` view, ``PodGroupSp
 Views carry exactly the fields declared in ``policysched.policy.variables.OBJECT_TYPES``,
 every one present: a missing API field takes its Kubernetes default (a pod without labels
 has ``labels == {}``). Quantities become ints: cpu in millicores, everything else in base
-units rounded up (as ``Quantity.MilliValue()`` / ``Quantity.Value()``).
+units rounded up (as ``Quantity.MilliValue()`` / ``Quantity.Value()``), saturated at the int64
+maximum, as are the pod's summed requests and limits: no amount in a view leaves int64.
 
 A malformed object raises ``ObjectError`` naming the field
 (``spec.containers[0].resources.requests.cpu``). The raw ``metadata``/``spec``/``status`` in
@@ -21,7 +22,8 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from ..cel.library.quantity import parse_quantity_milli, parse_quantity_value
+from ..cel.library.quantity import is_negative_quantity, quantity_int
+from ..cel.values import INT64_MAX
 from ..cluster import messages
 
 CPU = "cpu"
@@ -215,15 +217,10 @@ def creation_timestamp(obj: dict[str, Any]) -> int | None:
 @lru_cache(maxsize=4096)
 def _amount(is_cpu: bool, quantity: str | int | float) -> int:
     """The amount of one quantity, or ``ValueError`` with the reason (cached: clusters
-    repeat the same few quantities)."""
-    if is_cpu:
-        amount = parse_quantity_milli(quantity)
-    else:
-        value = parse_quantity_value(quantity)
-        amount = value if isinstance(value, int) else math.ceil(value)
-    if amount < 0:
+    repeat the same few quantities). Never beyond int64 (see ``quantity_int``)."""
+    if is_negative_quantity(quantity):  # the API server refuses them (even "-0.5m")
         raise ValueError(messages.NEGATIVE_QUANTITY.format(value=quantity))
-    return amount
+    return quantity_int(quantity, milli=is_cpu)
 
 
 def resource_amount(name: str, quantity: Any, path: str) -> int:
@@ -333,7 +330,7 @@ def pod_resources(spec: dict[str, Any], path: str = "spec") -> tuple[Resources, 
             if _is_pod_level_resource(name):
                 total[name] = amount
         _add_into(total, overhead)
-        out.append(total)
+        out.append({name: min(amount, INT64_MAX) for name, amount in total.items()})
     return out[0], out[1]
 
 

@@ -79,5 +79,11 @@ def compile_expression(
                 f"estimated cost {estimated} exceeds the limit {env.cost_limit}",
                 tree.offset,
             )
-    evaluate = compiler.compile_tree(tree, env, types)
+    try:
+        evaluate = compiler.compile_tree(tree, env, types)
+    except RecursionError:
+        # The tree's height is bounded (parser.MAX_HEIGHT), so this only happens when the
+        # caller itself runs close to Python's recursion limit: still an error, not a crash.
+        raise CelCompileError(CompileErrorKind.SYNTAX, "expression nests too deeply",
+                              tree.offset) from None
     return Program(text, tree, result_type, estimated, evaluate, types, env)

@@ -4,7 +4,10 @@
 ``CelCompileError``, what cel-go's checker reports: undeclared identifiers and functions
 (``REFERENCE``), variables that exist only at other extension points (``REFERENCE``, with
 the reason from ``env.unavailable``), calls that match no overload, unknown fields of
-declared object types and ill-typed macros (``TYPE``).
+declared object types and ill-typed macros (``TYPE``), and string literals that a function
+refuses whenever it runs: an invalid RE2 pattern, timestamp, duration, quantity, IP or CIDR
+(``ARGUMENT``, as cel-go's literal validators). Each error is at the offset of the node
+cel-go reports it at: the call's ``(``, the operator, the offending operand or literal.
 
 Type inference follows cel-go: overload signatures with type parameters (``A``, ``B`` ...)
 are instantiated with fresh type variables per call and unified with the argument types;
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 
 from . import ast
 from .environment import Environment
-from .errors import CelCompileError, CompileErrorKind
+from .errors import CelCompileError, CompileErrorKind, shown
 from .library import Overload
 from .types import (
     BOOL,
@@ -49,7 +52,15 @@ from .types import (
     optional_of,
     type_of_type,
 )
-from .values import TYPE_IDENTIFIERS, Duration, OptionalValue, Timestamp, TypeValue, UInt
+from .values import (
+    TYPE_IDENTIFIERS,
+    CelError,
+    Duration,
+    OptionalValue,
+    Timestamp,
+    TypeValue,
+    UInt,
+)
 
 __all__ = [
     "OPERATOR_OVERLOADS",
@@ -521,7 +532,8 @@ class _Checker:
             return t
         candidates = [*self.env.variables, *scope]
         raise _error(CompileErrorKind.REFERENCE,
-                     f"undeclared reference to '{node.name}'{_suggest(name, candidates)}", node)
+                     f"undeclared reference to '{shown(node.name)}'{_suggest(name, candidates)}",
+                     node)
 
     def dotted(self, node: ast.Ident, name: str, scope: _Scope) -> Type | None:
         parts = name.split(".")
@@ -583,7 +595,8 @@ class _Checker:
             ft = fields.get(name)
             if ft is None:
                 raise _error(CompileErrorKind.TYPE,
-                             f"undefined field '{name}'{_suggest(name, list(fields))}", node)
+                             f"undefined field '{shown(name)}'{_suggest(name, list(fields))}",
+                             node)
             return _substitute({}, ft, True) if _has_param(ft) else ft
         raise _error(CompileErrorKind.TYPE,
                      f"type '{self.show(t)}' does not support field selection", node)
@@ -600,13 +613,14 @@ class _Checker:
                     raise self.no_overload(node, fn, [DYN] * len(node.args), None)
                 self.overloads[id(node)] = ("equals" if fn == ast.EQ else "not_equals",)
                 return BOOL
-            if fn in (ast.AND, ast.OR) and len(node.args) != 2:
-                # a variadic (flattened) && / ||: every operand is a bool
-                arg_types = []
+            if fn in (ast.AND, ast.OR):
+                # every operand is a bool; as cel-go, a wrong one is reported where it is
                 for arg in node.args:
-                    arg_types.append((yield arg, scope))
-                if not all(self.assign(t, BOOL) for t in arg_types):
-                    raise self.no_overload(node, fn, arg_types, None)
+                    t = yield arg, scope
+                    if not self.assign(t, BOOL):
+                        raise _error(CompileErrorKind.TYPE,
+                                     f"expected type 'bool' but found '{self.show(t)}'", arg)
+                self.overloads[id(node)] = ("logical_and" if fn == ast.AND else "logical_or",)
                 return BOOL
             overloads = OPERATOR_OVERLOADS.get(fn)
             name = fn
@@ -616,7 +630,9 @@ class _Checker:
             arg_types = []
             for arg in node.args:
                 arg_types.append((yield arg, scope))
-            return self.resolve_overload(node, name, overloads, arg_types, None)
+            result = self.resolve_overload(node, name, overloads, arg_types, None)
+            self.check_literal(name, node.args)
+            return result
         qualified = ast.qualified_name(node.target)
         if qualified is not None:
             leading_dot = qualified.startswith(".")
@@ -630,20 +646,43 @@ class _Checker:
                 arg_types = []
                 for arg in node.args:
                     arg_types.append((yield arg, scope))
-                return self.resolve_overload(node, full, overloads, arg_types, None)
+                result = self.resolve_overload(node, full, overloads, arg_types, None)
+                self.check_literal(full, node.args)
+                return result
         target = yield node.target, scope
         overloads = self.function_overloads(node, fn, target)
         arg_types = [target]
         for arg in node.args:
             arg_types.append((yield arg, scope))
-        return self.resolve_overload(node, fn, overloads, arg_types, target)
+        result = self.resolve_overload(node, fn, overloads, arg_types, target)
+        self.check_literal(fn, (node.target, *node.args))
+        return result
+
+    def check_literal(self, name: str, args: Sequence[ast.Node]) -> None:
+        """Reject a string literal argument that the function refuses whenever it runs
+        (``matches(s, 'a**')``, ``timestamp('noon')``), at that literal."""
+        function = self.env.functions.get(name)
+        if function is None or function.literal_check is None:
+            return
+        i = function.literal_arg
+        if i >= len(args):
+            return
+        arg = args[i]
+        if not isinstance(arg, ast.Literal) or type(arg.value) is not str:
+            return
+        try:
+            function.literal_check(arg.value)
+        except CelError as e:
+            raise _error(CompileErrorKind.ARGUMENT,
+                         f"invalid {name} argument: {e.message}", arg) from None
 
     def function_overloads(self, node: ast.Call, name: str,
                            target: Type | None) -> tuple[Overload, ...]:
         function = self.env.functions.get(name)
         if function is None:
             hint = _suggest(name, list(self.env.functions))
-            raise _error(CompileErrorKind.REFERENCE, f"undeclared reference to '{name}'{hint}",
+            raise _error(CompileErrorKind.REFERENCE,
+                         f"undeclared reference to '{shown(name)}'{hint}",
                          node)
         return function.overloads
 
@@ -707,7 +746,8 @@ class _Checker:
         else:
             applied = "(" + ", ".join(self.show(t) for t in arg_types) + ")"
         return _error(CompileErrorKind.TYPE,
-                      f"found no matching overload for '{name}' applied to '{applied}'", node)
+                      f"found no matching overload for '{shown(name)}' applied to "
+                      f"'{shown(applied, 400)}'", node)
 
     # -- construction -----------------------------------------------------------------
 
@@ -742,7 +782,7 @@ class _Checker:
             kt = yield entry.key, scope
             vt = yield entry.value, scope
             if entry.optional:
-                vt = self.optional_value(vt, entry, "map entry")
+                vt = self.optional_value(vt, entry.value, "map entry")
             key = self.join(key, kt)
             value = self.join(value, vt)
         return map_of(key if key is not None else self.fresh(),
@@ -881,13 +921,13 @@ def check(tree: ast.Node, env: Environment) -> CheckResult:
     checker = _Checker(env)
     try:
         result = checker.run(tree)
+        m = checker.m
+        types = {k: _substitute(m, t, True) for k, t in checker.types.items()}
+        result = _substitute(m, result, True)
     except RecursionError:  # a type nested beyond reason; the tree walk itself is iterative
         raise CelCompileError(CompileErrorKind.TYPE, "expression is nested too deeply",
                               tree.offset) from None
-    m = checker.m
-    types = {k: _substitute(m, t, True) for k, t in checker.types.items()}
-    return CheckResult(_substitute(m, result, True), types, checker.references,
-                       checker.overloads)
+    return CheckResult(result, types, checker.references, checker.overloads)
 
 
 def require_result(tree: ast.Node, result_type: Type, expected: Sequence[Type]) -> None:

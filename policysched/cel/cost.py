@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_COLLECTION_SIZE",
     "DEFAULT_STRING_SIZE",
     "ITERATION_COST",
+    "MAX_COST",
     "STRING_TRAVERSAL_FACTOR",
     "estimate",
 ]
@@ -51,6 +52,9 @@ ITERATION_COST = 1
 
 STRING_TRAVERSAL_FACTOR = 0.1
 """Cost per character of walking a string or bytes value (as in Kubernetes)."""
+
+MAX_COST = 2**64 - 1
+"""The largest estimate reported (Kubernetes' estimates saturate at the uint64 maximum)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,5 +326,6 @@ class _Estimator:
 
 
 def estimate(tree: ast.Node, env: Environment, types: Mapping[int, Type]) -> int:
-    """The estimated worst-case cost of evaluating ``tree`` once (an int ≥ 1)."""
-    return _Estimator(env, types).run(tree)
+    """The estimated worst-case cost of evaluating ``tree`` once (an int ≥ 1), saturating at
+    ``MAX_COST`` as Kubernetes' estimator does (nested comprehensions multiply)."""
+    return min(_Estimator(env, types).run(tree), MAX_COST)

@@ -10,6 +10,7 @@ class CompileErrorKind(StrEnum):
     REFERENCE = "reference"    # undeclared identifier or function, wrong extension point
     TYPE = "type"              # no matching overload, wrong result type
     COST = "cost"              # estimated worst-case cost over the limit
+    ARGUMENT = "argument"      # a literal argument the function refuses (bad regex, timestamp)
 
 
 class CelCompileError(Exception):
@@ -23,3 +24,12 @@ class CelCompileError(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind.value} error at offset {self.offset}: {self.message}"
+
+
+SHOWN_NAME_LENGTH = 80
+
+
+def shown(text: str, limit: int = SHOWN_NAME_LENGTH) -> str:
+    """``text`` (a name, a literal, a list of argument types) for an error message, cut to
+    ``limit`` characters: the position already says where it is."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."

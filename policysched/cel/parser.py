@@ -5,10 +5,12 @@ the syntax extensions cel-go enables: optional field selection / indexing / entr
 (``a.?b``, ``a[?b]``, ``[?x]``, ``{?k: v}``, ``Msg{?f: v}``) and backtick-quoted field names
 (``a.`b-c```). Macros are expanded into ``ast.Macro`` nodes here.
 
-Node offsets are character offsets into the text: identifiers, literals, lists, maps and
-messages start where they are written; operators (``a + b``, ``!a``, ``a ? b : c``,
-``a[b]``, ``a.b``) sit on their operator token, as in cel-go; calls and macros sit on the
-function name (on ``cel`` for ``cel.bind`` and the other ``cel.*`` macros).
+Node offsets are character offsets into the text, placed where cel-go places them (its
+checker reports an error at the offset of the offending node): identifiers, literals, lists,
+maps and messages start where they are written; operators (``a + b``, ``!a``, ``a ? b : c``,
+``a[b]``, ``a.b``) sit on their operator token; calls, macros and ``has()`` sit on the ``(``
+that opens their arguments (``size(x)`` on column 5, ``s.startsWith(1)`` on the ``(`` after
+``startsWith``).
 
 Shape decisions worth knowing:
 
@@ -36,7 +38,7 @@ import re
 from typing import NoReturn
 
 from . import ast
-from .errors import CelCompileError, CompileErrorKind
+from .errors import CelCompileError, CompileErrorKind, shown
 from .values import INT64_MAX, UINT64_MAX, UInt
 
 __all__ = ["MAX_EXPRESSION_LENGTH", "MAX_HEIGHT", "MAX_NESTING", "RESERVED", "parse"]
@@ -429,11 +431,11 @@ class _Parser:
         if kind == _EOF:
             return "end of expression"
         if kind == _IDENT:
-            return f"identifier '{self.vals[i]}'"
+            return f"identifier '{shown(str(self.vals[i]))}'"
         if kind == _QIDENT:
-            return f"quoted identifier `{self.vals[i]}`"
+            return f"quoted identifier `{shown(str(self.vals[i]))}`"
         if kind in (_INT, _UINT, _DOUBLE):
-            return f"number '{self.text[self.starts[i] : self.ends[i]]}'"
+            return f"number '{shown(self.text[self.starts[i] : self.ends[i]])}'"
         if kind == _STRING:
             return "string literal"
         if kind == _BYTES:
@@ -546,7 +548,6 @@ class _Parser:
                     self.unexpected("a field name" + hint)
                 name = self.vals[self.pos]
                 assert isinstance(name, str)
-                name_at = self.starts[self.pos]
                 self.pos += 1
                 if kinds[self.pos] == "(":
                     if optional:
@@ -555,8 +556,9 @@ class _Parser:
                     if name_kind == _QIDENT:
                         raise _error("a quoted identifier cannot be called as a function",
                                      self.starts[self.pos])
+                    paren = self.starts[self.pos]
                     args = self.arguments()
-                    node = self.receiver_call(name, name_at, node, args)
+                    node = self.receiver_call(name, paren, node, args)
                 else:
                     node = ast.Select(dot, node, name, optional=optional)
             elif kind == "[":
@@ -641,8 +643,9 @@ class _Parser:
         self.pos += 1
         name = "." + word if leading_dot else word
         if kinds[self.pos] == "(":
+            paren = self.starts[self.pos]
             args = self.arguments()
-            return self.global_call(name, start, args)
+            return self.global_call(name, paren, args)
         return ast.Ident(start, name)
 
     def arguments(self) -> tuple[ast.Node, ...]:
@@ -664,10 +667,16 @@ class _Parser:
                 raise _error("unexpected ')', expected an expression (a call cannot end "
                              "with a trailing comma)", self.starts[self.pos])
 
+    def skip_lone_comma(self, closing: str) -> None:
+        """An empty literal may be written with its trailing comma (``[,]``, ``{,}``)."""
+        if self.kinds[self.pos] == "," and self.kinds[self.pos + 1] == closing:
+            self.pos += 1
+
     def list_literal(self) -> ast.Node:
         """ "[" [["?"] Expr {"," ["?"] Expr}] [","] "]" """
         start = self.starts[self.pos]
         self.pos += 1
+        self.skip_lone_comma("]")
         elements: list[ast.Node] = []
         optional: set[int] = set()
         while self.kinds[self.pos] != "]":
@@ -686,6 +695,7 @@ class _Parser:
         """ "{" [["?"] Expr ":" Expr {"," ...}] [","] "}" """
         start = self.starts[self.pos]
         self.pos += 1
+        self.skip_lone_comma("}")
         entries: list[ast.MapEntry] = []
         while self.kinds[self.pos] != "}":
             entry_at = self.starts[self.pos]
@@ -706,6 +716,7 @@ class _Parser:
     def message_literal(self, start: int, type_name: str) -> ast.Node:
         """Type "{" [["?"] FIELD ":" Expr {"," ...}] [","] "}" — current token is "{"."""
         self.pos += 1
+        self.skip_lone_comma("}")
         fields: list[ast.FieldInit] = []
         while self.kinds[self.pos] != "}":
             field_at = self.starts[self.pos]
@@ -733,7 +744,7 @@ class _Parser:
             arg = args[0]
             if not isinstance(arg, ast.Select) or arg.test_only or arg.optional:
                 raise _error("invalid argument to has() macro: expected a field selection "
-                             "such as has(a.b)", _start(arg))
+                             "such as has(a.b)", arg.offset)
             return ast.Select(at, arg.operand, arg.field, test_only=True)
         return ast.Call(at, name, args)
 
@@ -759,7 +770,7 @@ class _Parser:
             kind = ast.OPT_MAP if name == "optMap" else ast.OPT_FLAT_MAP
             return ast.Macro(at, kind, target, var, None, args[1:])
         if isinstance(target, ast.Ident) and target.name == "cel":
-            macro = self.cel_macro(name, target.offset, args)
+            macro = self.cel_macro(name, at, args)
             if macro is not None:
                 return macro
         return ast.Call(at, name, args, target)
@@ -774,20 +785,20 @@ class _Parser:
             slots = args[0]
             if not isinstance(slots, ast.CreateList) or slots.optional_indices:
                 raise _error("cel.block requires a list literal (without optional elements) "
-                             "as its first argument", _start(slots))
+                             "as its first argument", slots.offset)
             return ast.Macro(at, _BLOCK, None, "", None, (*slots.elements, args[1]))
         if name == "index" and n == 1:
             index = _non_negative_int(args[0])
             if index is None:
                 raise _error("cel.index requires a single non-negative int constant argument",
-                             _start(args[0]))
+                             args[0].offset)
             return ast.Ident(at, f"@index{index}")
         if (name == "iterVar" or name == "accuVar") and n == 2:
             depth, unique = _non_negative_int(args[0]), _non_negative_int(args[1])
             if depth is None or unique is None:
                 bad = args[0] if depth is None else args[1]
                 raise _error(f"cel.{name} requires two non-negative int constant arguments",
-                             _start(bad))
+                             bad.offset)
             prefix = "@it" if name == "iterVar" else "@ac"
             return ast.Ident(at, f"{prefix}:{depth}:{unique}")
         return None
@@ -799,25 +810,11 @@ def _variables(macro: str, args: tuple[ast.Node, ...]) -> tuple[str, str | None]
     for arg in args:
         if not isinstance(arg, ast.Ident) or arg.name.startswith("."):
             raise _error(f"argument must be a simple name (the variable bound by {macro}())",
-                         _start(arg))
+                         arg.offset)
         if arg.name in names:
             raise _error(f"duplicate variable name '{arg.name}' in {macro}()", arg.offset)
         names.append(arg.name)
     return names[0], (names[1] if len(names) > 1 else None)
-
-
-def _start(node: ast.Node) -> int:
-    """Where the text of ``node`` begins (operators and selections sit on their operator)."""
-    while True:
-        if isinstance(node, ast.Select) and not node.test_only:
-            node = node.operand
-        elif isinstance(node, ast.Call | ast.Macro) and node.target is not None:
-            node = node.target
-        elif (isinstance(node, ast.Call) and node.function in ast.OPERATORS
-              and node.function not in (ast.NOT, ast.NEG)):
-            node = node.args[0]
-        else:
-            return node.offset
 
 
 def _non_negative_int(node: ast.Node) -> int | None:

@@ -27,7 +27,7 @@ from .compiler import compile_tree
 from .environment import Environment
 from .partial import NODE_PART, POD_PART
 from .types import Type
-from .values import INT64_MIN, CelError, no_such_key
+from .values import INT64_MAX, INT64_MIN, CelError, no_such_key
 
 Bools = np.ndarray
 
@@ -106,7 +106,10 @@ def _array(values: list[Any]) -> np.ndarray | None:
     if dtype is None:
         return None
     filler = kind()
-    return np.array([filler if type(v) is CelError else v for v in values], dtype=dtype)
+    try:
+        return np.array([filler if type(v) is CelError else v for v in values], dtype=dtype)
+    except OverflowError:  # an int beyond int64 (CEL has none, a raw view may): factorised
+        return None
 
 
 _DTYPES: dict[type, Any] = {int: np.int64, float: np.float64, bool: np.bool_}
@@ -452,24 +455,28 @@ def _broadcast(value: Value, size: int) -> Column | None:
         return value
     if value.error is not None:
         return None
-    dtype = _DTYPES.get(type(value.value))
-    if dtype is not None:
-        return Num(np.full(size, value.value, dtype=dtype))
+    if _fits(value.value):
+        return Num(np.full(size, value.value, dtype=_DTYPES[type(value.value)]))
     return Fac(np.zeros(size, np.int64), [value.value])
 
 
 def _numeric_operand(value: Value) -> tuple[Any, Bools | None, str] | None:
     """(array or Python number, error mask, kind 'int' / 'double' / 'bool')."""
     if isinstance(value, Scalar):
-        kind = type(value.value)
-        if value.error is None and kind in _DTYPES:
-            return value.value, None, kind.__name__
+        if value.error is None and _fits(value.value):
+            return value.value, None, type(value.value).__name__
         return None
     if isinstance(value, Num):
         return value.data, value.err, {np.dtype(np.int64): "int",
                                        np.dtype(np.float64): "float",
                                        np.dtype(np.bool_): "bool"}[value.data.dtype]
     return None
+
+
+def _fits(value: Any) -> bool:
+    """Whether ``value`` is an int in int64 range, a double or a bool (a NumPy scalar)."""
+    kind = type(value)
+    return kind in _DTYPES and (kind is not int or INT64_MIN <= value <= INT64_MAX)
 
 
 def _numeric(fn: str, left: Value, right: Value) -> Num | None:

@@ -14,13 +14,15 @@ Writes follow kube-scheduler: ``bind`` POSTs ``pods/binding`` with the pod's uid
 precondition; ``start_bind`` runs binds (preBind's metadata patch, then the POST) on a
 ``BindPool`` of ``parallel_binds`` threads, like kube-scheduler's binding goroutines, and
 ``drain_bind_outcomes()`` hands their outcomes back; ``set_pod_condition`` and
-``set_nominated_node`` patch the ``status`` subresource (skipped when nothing changes);
+``set_nominated_node`` patch the ``status`` subresource (skipped when nothing changes; a
+failure is never written on a bound pod, even one whose binding's answer was lost);
 ``evict`` uses ``pods/eviction`` (a PDB refusal is an error; any other refusal falls back
 to marking and deleting the pod); ``record_event`` writes ``events.k8s.io/v1`` Events from
 a background thread, with client-go's series aggregation. Requests are rate limited like
 client-go (token bucket, ``qps``/``burst``, shared by every thread of the backend —
 informers, binds, patches; Events have a bucket of their own, as kube-scheduler's event
-client).
+client). Each client (an informer, the event writer, the pod writes) logs a lost or failing
+connection once per change of state (``connection.ConnectionLog``), never per retry.
 
 Usage: ``backend = KubeBackend(api_client); backend.start()`` … ``backend.close()``.
 """
@@ -67,6 +69,7 @@ from .backend import (
 )
 from .binder import DEFAULT_PARALLEL_BINDS, BindPool
 from .clock import Clock, RealClock
+from .connection import ConnectionLog, about_the_object, is_outage
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -206,11 +209,11 @@ class Transport:
         data = None if body is None else orjson.dumps(body)
         if data is not None and content_type is None:
             content_type = JSON
-        try:
+        try:  # no urllib3 retries: each caller retries (and logs) in its own way
             response = self._pool.request(
                 method, self._url(path, query), body=data,
                 headers=self._headers(content_type), preload_content=False,
-                timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]))
+                timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]), retries=False)
         except (urllib3.exceptions.HTTPError, OSError) as e:
             raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
         if response.status >= 300:
@@ -349,6 +352,7 @@ class Informer:
         self.relists = 0  # lists after the first (410 Gone, errors)
         self.suppressed = 0  # updates not emitted (``WatchedResource.unchanged``)
         self.resource_version = ""
+        self.connection = ConnectionLog(km.CONNECTION_INFORMER.format(resource=self.name), log)
 
     @property
     def name(self) -> str:
@@ -426,12 +430,10 @@ class Informer:
                     log.info(km.LOG_WATCH_EXPIRED, self.name, resource_version)
                     resource_version = None
                     continue
-                delay = backoff.next()
-                template = km.LOG_LIST_FAILED if resource_version is None else km.LOG_WATCH_FAILED
-                log.warning(template, self.name, e, delay)
+                self.connection.failed(e)
                 if e.status not in (0, 429, 500, 502, 503, 504):
                     resource_version = None  # forbidden, not found…: start over with a list
-                self._stop.wait(delay)
+                self._stop.wait(backoff.next())
             except Exception:  # a bug must not end the informer silently
                 if self._stop.is_set():
                     break
@@ -464,6 +466,7 @@ class Informer:
 
     def _list_and_replace(self) -> str:
         items, resource_version = self._list()
+        self.connection.succeeded()
         events = self._replace(items)
         if self._synced.is_set():
             self.relists += 1
@@ -509,6 +512,7 @@ class Informer:
                  "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
         response = self.transport.open("GET", self.spec.path, query=query,
                                        timeout=(REQUEST_TIMEOUT[0], timeout + WATCH_READ_SLACK))
+        self.connection.succeeded()
         self._response = response
         try:
             if self._stop.is_set() or self._interrupted:
@@ -673,6 +677,7 @@ class EventRecorder:
         self.dropped = 0
         self.written = 0
         self.failed = 0
+        self.connection = ConnectionLog(km.CONNECTION_EVENTS, log)
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
@@ -794,16 +799,20 @@ class EventRecorder:
                         self.transport.call("POST", path, body=body)  # it expired: anew
                 series.written_count = max(series.written_count, count)
                 self.written += 1
+                self.connection.succeeded()
                 return
             except ApiError as e:
                 if e.status == 409 and write.create:
                     return  # the same name already exists: written before
-                retryable = e.status in (0, 429, 500, 502, 503, 504)
-                if not retryable or attempt == EVENT_RETRIES - 1:
+                concerns_event = about_the_object(e)
+                if not concerns_event:  # logged once per change, not per event
+                    self.connection.failed(e)
+                if not is_outage(e) or attempt == EVENT_RETRIES - 1:
                     self.failed += 1
                     regarding = body["regarding"]
-                    log.warning(km.LOG_EVENT_FAILED, body["type"], body["reason"],
-                                f"{regarding['namespace']}/{regarding['name']}", e)
+                    log.log(logging.WARNING if concerns_event else logging.DEBUG,
+                            km.LOG_EVENT_FAILED, body["type"], body["reason"],
+                            f"{regarding['namespace']}/{regarding['name']}", e)
                     return
                 time.sleep(0.2 * (attempt + 1))
 
@@ -849,6 +858,7 @@ class KubeBackend:
                                     reporting_controller, instance)
         self.stats = BackendStats()
         self._stats_lock = threading.Lock()  # binds run on the pool's threads
+        self.writes = ConnectionLog(km.CONNECTION_POD_WRITES, log)  # binds, status patches
         self._pending: list[ClusterEvent] = []
         self._cond = threading.Condition()
         self._woken = False
@@ -902,6 +912,7 @@ class KubeBackend:
     def _discover_pod_groups(self) -> None:
         """Watch PodGroups only if the API serves them (the CRD is installed)."""
         backoff = _Backoff()
+        connection = ConnectionLog(km.CONNECTION_DISCOVERY, log)
         while not self._stop.is_set():
             try:
                 found = self.transport.call("GET", PODGROUP_API) or {}
@@ -912,10 +923,10 @@ class KubeBackend:
                     log.info(km.LOG_PODGROUPS_ABSENT)
                     self.pod_group_informer.mark_synced()
                     return
-                delay = backoff.next()
-                log.warning(km.LOG_DISCOVERY_FAILED, e, delay)
-                self._stop.wait(delay)
+                connection.failed(e)
+                self._stop.wait(backoff.next())
                 continue
+            connection.succeeded()
             if any(r.get("name") == "podgroups" for r in found.get("resources") or []):
                 log.info(km.LOG_PODGROUPS_PRESENT)
                 self.pod_group_informer.start()
@@ -994,15 +1005,19 @@ class KubeBackend:
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        started = self.writes.clock()
         try:
             self.transport.call("POST", f"{self._pod_path(pod)}/binding", body=body)
         except ApiError as e:
             with self._stats_lock:
                 self.stats.bind_errors += 1
+            if not about_the_object(e):  # the pod's FailedScheduling says why; the log once
+                self.writes.failed(e)
             if e.status == 404:
                 raise BindError(messages.POD_NOT_FOUND.format(
                     name=pod.name, namespace=pod.namespace)) from None
             raise BindError(e.message) from None
+        self.writes.succeeded(started)
         with self._stats_lock:
             self.stats.binds += 1
 
@@ -1076,6 +1091,10 @@ class KubeBackend:
     def set_pod_condition(self, pod: PodInfo, status: ConditionStatus, reason: str,
                           message: str) -> None:
         current = self._live_pod(pod, BackendError)
+        node = (current.get("spec") or {}).get("nodeName")
+        if status != "True" and node:  # bound, though the binding's answer was lost
+            log.info(km.LOG_CONDITION_ON_BOUND, pod.key, node)
+            return
         conditions = (current.get("status") or {}).get("conditions") or []
         old = next((c for c in conditions
                     if isinstance(c, dict) and c.get("type") == POD_SCHEDULED), None)
@@ -1092,8 +1111,12 @@ class KubeBackend:
         generation = _metadata(current).get("generation")
         if isinstance(generation, int):
             condition["observedGeneration"] = generation
-        body = {"metadata": {"uid": pod.uid} if pod.uid else {},
-                "status": {"conditions": [condition]}}
+        metadata: dict[str, Any] = {"uid": pod.uid} if pod.uid else {}
+        resource_version = _metadata(current).get("resourceVersion")
+        if status != "True" and resource_version:
+            # on the pod as the informer saw it, unbound: never on one bound meanwhile
+            metadata["resourceVersion"] = str(resource_version)
+        body = {"metadata": metadata, "status": {"conditions": [condition]}}
         self.stats.condition_patches += 1
         self._patch_status(pod, body, STRATEGIC_MERGE_PATCH, km.LOG_CONDITION_FAILED)
 
@@ -1123,18 +1146,52 @@ class KubeBackend:
 
     def _patch_status(self, pod: PodInfo, body: dict[str, Any], content_type: str,
                       failure: str) -> None:
-        """Patch ``pods/status`` with kube's retries; raises only when the pod is gone."""
+        """Patch ``pods/status`` with kube's retries; raises only when the pod is gone. A
+        ``metadata.resourceVersion`` in ``body`` is a precondition: on a conflict the patch
+        is retried on the live pod unless that pod is bound."""
         for attempt, delay in enumerate((*STATUS_RETRY_DELAYS, None)):
+            started = self.writes.clock()
             try:
                 self.transport.call("PATCH", f"{self._pod_path(pod)}/status", body=body,
                                     content_type=content_type)
+                self.writes.succeeded(started)
                 return
             except ApiError as e:
                 self._raise_if_gone(pod, e)
+                if e.status == 409 and "resourceVersion" in body["metadata"]:
+                    if not self._refresh_if_unbound(pod, body):
+                        return
+                    if delay is not None:
+                        continue
+                concerns_pod = about_the_object(e)
+                if not concerns_pod:  # logged once per change, not per pod
+                    self.writes.failed(e)
                 if delay is None or e.status not in (0, 500, 503):
-                    log.warning(failure, pod.key, e)
+                    log.log(logging.WARNING if concerns_pod else logging.DEBUG, failure,
+                            pod.key, e)
                     return
                 time.sleep(delay * (1 + 0.1 * random.random()) if attempt else delay)
+
+    def _refresh_if_unbound(self, pod: PodInfo, body: dict[str, Any]) -> bool:
+        """After a conflict on ``body``'s resourceVersion: whether the live pod is still
+        unbound (``body`` then carries its resourceVersion). False when it is bound or
+        cannot be read; raises ``BackendError`` when it is gone or was recreated."""
+        try:
+            live = self.transport.call("GET", self._pod_path(pod)) or {}
+        except ApiError as e:
+            self._raise_if_gone(pod, e)
+            log.debug(km.LOG_CONDITION_FAILED, pod.key, e)
+            return False
+        uid = str(_metadata(live).get("uid") or "")
+        if pod.uid and uid and uid != pod.uid:
+            raise BackendError(messages.POD_REPLACED.format(key=pod.key, expected=pod.uid,
+                                                            actual=uid))
+        node = (live.get("spec") or {}).get("nodeName")
+        if node:
+            log.info(km.LOG_CONDITION_ON_BOUND, pod.key, node)
+            return False
+        body["metadata"]["resourceVersion"] = str(_metadata(live).get("resourceVersion") or "")
+        return True
 
 
 if TYPE_CHECKING:  # KubeBackend implements the contract

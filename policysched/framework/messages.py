@@ -30,13 +30,34 @@ FILTER_DEFAULT_REASON = "node(s) didn't satisfy policy {rule}"
 RULE_REJECTED = "rejected by {rule}"
 EVALUATION_ERROR = "policy {policy} rule {rule}: {field} `{text}`: {error}"
 WRONG_RESULT = "must evaluate to {expected}, got {got}"
-SCORE_OUT_OF_RANGE = "policy {policy} rule {rule} scored node {node} {score}, outside 0..100 " \
-                     "after normalisation"
+# kube-scheduler's words (framework runtime, RunScorePlugins), with the node
+SCORE_OUT_OF_RANGE = "returns an invalid score {score} on node {node}, it should in the range " \
+                     "of [{low}, {high}] after normalizing"
+SCORE_NOT_FINITE = "returns an invalid score {score} on node {node}, it should be a finite number"
+UNEXPECTED_ERROR = "unexpected {kind}: {error}"
 PROFILE_UNKNOWN = "pod {pod} names schedulerName {name}, which no profile serves"
 PERMIT_TIMEOUT = "rejected due to timeout after waiting {seconds:g}s at permit"
 PERMIT_GROUP_REJECTED = "pod group {group} rejected: {reason}"
 RESERVE_LIMIT = "counter {counter} would reach {value:g}, over its limit {limit:g}"
 BIND_FAILED = "binding rejected: {reason}"
+MATCH_ERROR = "policy {policy}: {field} `{text}`: {error}"
+BIND_TARGET_UNKNOWN = "policy {policy} rule {rule}: {field} `{text}` chose node {node}, " \
+                      "which is not in the cluster"
+BIND_TARGET_REJECTED = "policy {policy} rule {rule} chose node {node}, which does not fit " \
+                       "the pod: {reason}"
+INTERNAL_ERROR = "internal error at {point}: {error}"
+SCHEDULING_LOOP = "the scheduling loop"
+
+# Log lines (%-style arguments).
+LOG_RULE_WARNING = "%s (ignored: it decides nothing about the pod)"
+LOG_INTERNAL_ERROR = "internal error scheduling pod %s at %s; the pod is requeued"
+LOG_EVENT_FAILED = "internal error applying a %s %s event; the event is skipped"
+LOG_ROLL_BACK_FAILED = "internal error rolling back the attempt of pod %s"
+LOG_REPORT_FAILED = "internal error reporting the failure of pod %s"
+LOG_OBSERVER_FAILED = "internal error in the on_internal_error hook"
+LOG_UNEXPECTED_ERROR = "rule %s raised an unexpected exception"
+LOG_VECTORISED_FALLBACK = "rule %s: the vectorised evaluation failed; its closure evaluates " \
+                          "every node instead"
 
 
 def fit_error(total: int, reasons: Iterable[str], pre_filter_message: str = "",

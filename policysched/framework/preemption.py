@@ -18,7 +18,7 @@ from ..cache.node_info import NodeInfo
 from ..cache.objects import PodInfo
 from ..policy.model import PostFilterRule
 from . import messages
-from .runner import CycleState, Framework, PolicyInstance
+from .runner import CycleState, Framework, PolicyInstance, RuleError
 from .status import Code, Status
 
 
@@ -44,6 +44,8 @@ class PreemptionResult:
 
 def preempt(fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo],
             statuses: Mapping[str, Status]) -> PreemptionResult:
+    """The best candidate, or why there is none; an Error ``status`` when a postFilter
+    rule (its ``expression`` or ``victims``) failed, never "no victims found"."""
     found = fwk.preemption_rules(state)
     if isinstance(found, Status):
         return PreemptionResult(None, "", found)
@@ -58,7 +60,10 @@ def preempt(fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo],
         if status is not None and status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
             reasons[messages.PREEMPTION_NOT_HELPFUL] += 1
             continue
-        victims = _victims(fwk, state, rules, node)
+        try:
+            victims = _victims(fwk, state, rules, node)
+        except RuleError as e:
+            return PreemptionResult(None, "", e.status)
         if victims is None:
             reasons[messages.PREEMPTION_NO_VICTIMS] += 1
             continue
@@ -73,19 +78,28 @@ def preempt(fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo],
 def _victims(fwk: Framework, state: CycleState,
              rules: Sequence[tuple[PolicyInstance, PostFilterRule]],
              node: NodeInfo) -> tuple[PodInfo, ...] | None:
-    """The smallest set of evictable pods on ``node`` whose removal lets the pod fit."""
+    """The smallest set of evictable pods on ``node`` whose removal lets the pod fit.
+    Raises ``RuleError`` when a rule fails on the way (a ``victims`` rule, or a filter on
+    the node without its victims)."""
     evictable = [p for p in node.pods.values() if fwk.may_evict(state, rules, node, p)]
     if not evictable:
         return None
     current = node.clone()
     for pod in evictable:
         current.remove_pod(pod)
-    if not fwk.run_filter(state, current).is_success:
+    if not _fits(fwk, state, current):
         return None
     victims: list[PodInfo] = []
     for pod in sorted(evictable, key=lambda p: -p.priority):
         current.add_pod(pod)  # try to reprieve it
-        if not fwk.run_filter(state, current).is_success:
+        if not _fits(fwk, state, current):
             current.remove_pod(pod)
             victims.append(pod)
     return tuple(victims)
+
+
+def _fits(fwk: Framework, state: CycleState, node: NodeInfo) -> bool:
+    status = fwk.run_filter(state, node)
+    if status.code is Code.ERROR:
+        raise RuleError(status)
+    return status.is_success

@@ -12,6 +12,10 @@ Semantics follow pkg/scheduler/backend/queue/scheduling_queue.go:
   (a cluster event that may help) or ``max_unschedulable_duration`` (5 min) passes.
 * Backoff is ``initial_backoff * 2**(attempts-1)`` capped at ``max_backoff`` (1 s .. 10 s),
   counted from the failure.
+* With ``park_repeated_errors`` (``simulate``), an Error identical to the pod's previous
+  one, with no cluster change (``move_all``, ``wake_parked``) nor change of the pod since
+  that one, parks the pod in **unschedulable** instead of backoffQ: its failure cannot
+  change until something does, so it waits for a change (or the unschedulable time-out).
 
 Where we go further than kube-scheduler: a rule may say *when* to retry (``retryAfter``);
 ``requeue(retry_after=...)`` then returns the pod to activeQ exactly at that time, with no
@@ -54,6 +58,7 @@ RETRY_AFTER_COMPLETE = "RetryAfterComplete"
 UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 FORCE_ACTIVATE = "ForceActivate"
 GATE_RECHECK = "GateRecheck"
+ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +94,8 @@ class QueuedPod:
     gate_message: str | None = None
     gate_recheck_at: float | None = None  # explicit re-check time asked by the gate
     unschedulable_by: frozenset[str] = frozenset()  # policy/rule names that rejected it
+    last_error: str | None = None  # the latest attempt's Error message (None: no Error)
+    moves_at_error: int = 0  # the queue's move count when that Error was handed back
     queue: str = ""  # where it is now: one of PENDING_QUEUES or IN_FLIGHT
     _seq: int = field(default=0, init=False, repr=False)  # placement number (heap validity)
     _updated_in_cycle: bool = field(default=False, init=False, repr=False)
@@ -155,6 +162,7 @@ class SchedulingQueue:
         max_backoff: float = 10.0,
         max_unschedulable_duration: float = 300.0,
         gate_recheck_period: float | None = 1.0,
+        park_repeated_errors: bool = False,
     ) -> None:
         if initial_backoff <= 0 or max_backoff < initial_backoff:
             raise ValueError("backoff durations must satisfy 0 < initial_backoff <= max_backoff")
@@ -171,6 +179,7 @@ class SchedulingQueue:
         self.max_backoff = max_backoff
         self.max_unschedulable_duration = max_unschedulable_duration
         self.gate_recheck_period = gate_recheck_period
+        self.park_repeated_errors = park_repeated_errors
 
         self._index: dict[str, QueuedPod] = {}
         self._members: dict[str, dict[str, QueuedPod]] = {
@@ -184,6 +193,8 @@ class SchedulingQueue:
         self._placements = itertools.count(1)
         self._cycle = 0
         self._move_request_cycle = -1
+        self._moves = 0  # cluster changes so far (move_all, wake_parked)
+        self._parked: dict[str, int] = {}  # parked for a repeated Error → placement number
         self.incoming: Counter[tuple[str, str]] = Counter()
         """(queue, event) → pods that entered that queue because of that event."""
 
@@ -256,6 +267,8 @@ class SchedulingQueue:
             return
         now = self._clock()
         qp.pod = pod
+        if spec_changed:
+            qp.last_error = None
         if qp.queue == IN_FLIGHT:
             qp._updated_in_cycle = qp._updated_in_cycle or spec_changed
         elif qp.queue in (ACTIVE, GATED):
@@ -267,6 +280,7 @@ class SchedulingQueue:
     def delete(self, key: str) -> bool:
         """Forget the pod wherever it is; a later ``requeue`` of it is ignored."""
         qp = self._index.pop(key, None)
+        self._parked.pop(key, None)
         if qp is None:
             return False
         self._members[qp.queue].pop(key, None)
@@ -306,12 +320,15 @@ class SchedulingQueue:
         retry_after: float | None = None,
         retry_at: float | None = None,
         error: bool = False,
+        error_message: str | None = None,
         unschedulable_by: Iterable[str] | None = None,
     ) -> str | None:
         """Hand back a pod whose attempt failed; returns the sub-queue it entered, or None
         if the pod is no longer in flight (deleted meanwhile, or already handed back).
 
-        In order: ``error`` → backoffQ; ``retry_at`` (an absolute time) or else
+        In order: ``error`` → backoffQ (unschedulable instead when parking repeated
+        errors and ``error_message`` repeats the previous attempt's with nothing changed
+        since); ``retry_at`` (an absolute time) or else
         ``retry_after`` > 0 → activeQ exactly then (now + retry_after), no backoff
         (``retry_after`` <= 0 → backoffQ, which guarantees progress without a hot loop);
         ``activate`` called during the cycle → activeQ; a ``move_all`` or a spec update
@@ -327,7 +344,14 @@ class SchedulingQueue:
         qp.retry_at = None
         qp.backoff_until = now + self.backoff_duration(qp.attempts)
         event = SCHEDULE_ATTEMPT_FAILURE
-        if error:
+        repeated = (error and error_message is not None and qp.last_error == error_message
+                    and qp.moves_at_error == self._moves)
+        qp.last_error = error_message if error else None
+        qp.moves_at_error = self._moves
+        if repeated and self.park_repeated_errors:
+            self._place_unschedulable(qp, event)
+            self._parked[qp.key] = qp._seq
+        elif error:
             self._place_backoff(qp, event)
         elif retry_at is not None:
             qp.backoff_until = None
@@ -357,6 +381,7 @@ class SchedulingQueue:
         backoffQ, not unschedulable, if they fail. Returns how many pods moved."""
         now = self._clock()
         self._move_request_cycle = self._cycle
+        self._moves += 1
         moved = 0
         for qp in list(self._members[UNSCHEDULABLE].values()):
             if is_relevant is None or is_relevant(qp):
@@ -364,6 +389,22 @@ class SchedulingQueue:
                 moved += 1
         for qp in list(self._members[GATED].values()):
             if (is_relevant is None or is_relevant(qp)) and self._admit(qp, now, event):
+                moved += 1
+        return moved
+
+    def wake_parked(self, event: str) -> int:
+        """A cluster change that ``move_all`` is not called for (a pod bound or finished,
+        which kube-scheduler's queueing hints may also act on): it ends "nothing changed"
+        for repeated Errors, and the pods parked for one are retried (backoffQ or
+        activeQ). Returns how many moved."""
+        self._moves += 1
+        now = self._clock()
+        moved = 0
+        parked, self._parked = self._parked, {}
+        for key, seq in parked.items():
+            qp = self._members[UNSCHEDULABLE].get(key)
+            if qp is not None and qp._seq == seq:
+                self._move_to_backoff_or_active(qp, now, event)
                 moved += 1
         return moved
 

@@ -4,11 +4,16 @@ A ``Framework`` is one profile (schedulerName): its enabled policies, in order, 
 params and weights. Every ``run_*`` method evaluates the rules of the policies that match
 the pod, turns CEL results into ``Status``es with kube-scheduler's meaning and never
 raises for a policy's mistake: a CEL error is an ``Error`` status naming the policy, rule
-and expression (or the rule is skipped under ``failurePolicy: Ignore``).
+and expression (or the rule is skipped under ``failurePolicy: Ignore``). Where a rule only
+notifies (unreserve, postBind) or only orders pods (queueSort ``less``), or where a
+``messageExpression`` fails (``message`` is used instead), the error is logged as a warning
+once per rule and error text instead: none of them decides whether or where a pod runs.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +22,7 @@ from ..cache.node_info import NodeInfo
 from ..cache.objects import PodInfo
 from ..cel import CelError
 from ..policy.model import (
+    BindRule,
     CelExpression,
     ExtensionPoint,
     FailurePolicy,
@@ -37,6 +43,8 @@ from . import messages
 from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
 
 MAX_NODE_SCORE = 100
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,29 @@ class _Ignored:
 IGNORED = _Ignored()
 
 
+class _Unordered:
+    """A queueSort key that failed to evaluate: equal to any other key."""
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        return False
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    __gt__ = __lt__
+
+    def __repr__(self) -> str:
+        return "UNORDERED"
+
+
+UNORDERED = _Unordered()
+
+
 class RuleError(Exception):
     """A CEL evaluation error, already phrased for the user (policy, rule, expression)."""
 
@@ -69,26 +100,60 @@ class RuleError(Exception):
 
 
 def evaluate(rule: Rule, expression: CelExpression, activation: Mapping[str, Any]) -> Any:
-    """``expression``'s value, ``IGNORED`` under failurePolicy Ignore, or ``RuleError``."""
+    """``expression``'s value, ``IGNORED`` under failurePolicy Ignore, or ``RuleError``.
+    Any exception, not only a CEL error (an engine defect, a value the host cannot hold),
+    fails this rule for this pod only."""
     try:
         return expression.evaluate(activation)
     except CelError as e:
-        if rule.failure_policy is FailurePolicy.IGNORE:
-            return IGNORED
-        message = messages.EVALUATION_ERROR.format(
-            policy=rule.policy, rule=rule.name, field=expression.field,
-            text=expression.text, error=e.message)
-        raise RuleError(error(rule.qualified_name, message)) from None
+        problem = e.message
+    except Exception as e:  # isolation: one rule, one pod
+        log.debug(messages.LOG_UNEXPECTED_ERROR, rule.qualified_name, exc_info=True)
+        problem = messages.UNEXPECTED_ERROR.format(kind=type(e).__name__, error=e)
+    if rule.failure_policy is FailurePolicy.IGNORE:
+        return IGNORED
+    message = messages.EVALUATION_ERROR.format(
+        policy=rule.policy, rule=rule.name, field=expression.field,
+        text=expression.text, error=problem)
+    raise RuleError(error(rule.qualified_name, message)) from None
+
+
+def wrong_result(rule: Rule, expression: CelExpression, expected: str, value: Any) -> Status:
+    """The Error of an expression whose value has the wrong type."""
+    return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
+        policy=rule.policy, rule=rule.name, field=expression.field, text=expression.text,
+        error=messages.WRONG_RESULT.format(expected=expected, got=value)))
+
+
+_WARNED: set[tuple[str, str]] = set()
+_WARNED_LIMIT = 1024  # distinct (rule, error) pairs remembered
+
+
+def warn_once(rule: Rule, expression: CelExpression, problem: str) -> None:
+    """Log that ``rule``'s ``expression`` failed where the failure decides nothing (a
+    notification, a message, an order): once per rule and problem, not per pod."""
+    key = (rule.qualified_name, problem)
+    if key in _WARNED:
+        return
+    if len(_WARNED) >= _WARNED_LIMIT:
+        _WARNED.clear()
+    _WARNED.add(key)
+    log.warning(messages.LOG_RULE_WARNING, messages.EVALUATION_ERROR.format(
+        policy=rule.policy, rule=rule.name, field=expression.field, text=expression.text,
+        error=problem))
 
 
 def rule_message(rule: Rule, activation: Mapping[str, Any], default: str | None = None) -> str:
     """The rule's ``messageExpression`` (when it evaluates to a string), else ``message``,
-    else ``default`` (by default "rejected by policy/rule")."""
-    if rule.message_expression is not None:
+    else ``default`` (by default "rejected by policy/rule"). A failing
+    ``messageExpression`` is logged (``warn_once``)."""
+    expression = rule.message_expression
+    if expression is not None:
         try:
-            value = rule.message_expression.evaluate(activation)
-        except CelError:
+            value = expression.evaluate(activation)
+        except CelError as e:
             value = None
+            warn_once(rule, expression, e.message)
         if isinstance(value, str):
             return value
     if rule.message:
@@ -128,7 +193,7 @@ class CycleState:
     node_views: Callable[[], list[dict[str, Any]]]
     affinity_pod_views: Callable[[], list[dict[str, Any]]] = list
     _bases: dict[str, Activation] = field(default_factory=dict)
-    _matches: dict[str, bool] = field(default_factory=dict)
+    _matches: dict[str, bool | Status] = field(default_factory=dict)  # Status: an Error
     skipped_scoring: set[str] = field(default_factory=set)
     parts: dict[Any, Any] = field(default_factory=dict)  # pod-side expression parts' values
     template: Any = None  # the pod's template, frozen (see framework.vectorised)
@@ -179,6 +244,8 @@ class Framework:
             point: tuple((i, r) for i in self.instances for r in i.policy.rules_for(point))
             for point in ExtensionPoint
         }
+        self._matched = tuple(i for i in self.instances
+                              if any(p is not ExtensionPoint.QUEUE_SORT for p in i.policy.points))
 
     def rules(self, point: ExtensionPoint) -> tuple[tuple[PolicyInstance, Rule], ...]:
         return self._by_point[point]
@@ -189,19 +256,48 @@ class Framework:
     # -- matching ---------------------------------------------------------------------
 
     def matches(self, state: CycleState, instance: PolicyInstance) -> bool:
-        """Whether ``spec.match`` selects the pod (a failing match is a non-match)."""
+        """Whether ``spec.match`` selects the pod. A match that fails to evaluate raises
+        ``RuleError`` (an Error for the pod naming the policy and ``spec.match``; the
+        scheduler reports it before any other point through ``check_matches``) — unless
+        every rule of the policy has ``failurePolicy: Ignore``: then the policy is skipped,
+        as each of its rules would be."""
         known = state._matches.get(instance.name)
-        if known is not None:
-            return known
-        match = instance.policy.match
-        result = True
-        if match is not None:
+        if known is None:
+            known = state._matches[instance.name] = self._match(state, instance)
+        if isinstance(known, Status):
+            raise RuleError(known)
+        return known
+
+    def check_matches(self, state: CycleState) -> Status:
+        """The first policy whose ``match`` fails to evaluate, as an Error (else Success);
+        policies with queueSort rules only are not matched, so not checked."""
+        for instance in self._matched:
             try:
-                result = match.evaluate(state.base(instance)) is True
-            except CelError:
-                result = False
-        state._matches[instance.name] = result
-        return result
+                self.matches(state, instance)
+            except RuleError as e:
+                return e.status
+        return SUCCESS
+
+    @staticmethod
+    def _match(state: CycleState, instance: PolicyInstance) -> bool | Status:
+        policy = instance.policy
+        match = policy.match
+        if match is None:
+            return True
+        try:
+            value = match.evaluate(state.base(instance))
+        except CelError as e:
+            if all(rule.failure_policy is FailurePolicy.IGNORE
+                   for point, rules in policy.rules.items() for rule in rules
+                   if point is not ExtensionPoint.QUEUE_SORT):  # queueSort has no match
+                return False
+            return error(policy.name, messages.MATCH_ERROR.format(
+                policy=policy.name, field=match.field, text=match.text, error=e.message))
+        if not isinstance(value, bool):
+            return error(policy.name, messages.MATCH_ERROR.format(
+                policy=policy.name, field=match.field, text=match.text,
+                error=messages.WRONG_RESULT.format(expected="bool", got=value)))
+        return value
 
     def _applicable(self, state: CycleState, point: ExtensionPoint
                     ) -> Iterable[tuple[PolicyInstance, Rule, dict[str, Any]]]:
@@ -211,74 +307,80 @@ class Framework:
 
     # -- queueSort ----------------------------------------------------------------------
 
-    def sort_key(self, pod: PodInfo, now: int) -> tuple[Any, ...] | None:
-        """The pod's queue sort keys (``keys`` rules), or None when ``less`` is used."""
+    def sort_key(self, pod: PodInfo, now: int) -> tuple[tuple[Any, ...] | None, Status]:
+        """The pod's queue sort keys (``keys`` rules; None when ``less`` is used), and an
+        Error when a key failed to evaluate: that key is then ``UNORDERED``, equal to any
+        other, so the pod keeps its FIFO place among pods equal on the other keys."""
         if self.queue_sort is None:
-            return (-pod.priority, pod.creation)
+            return (-pod.priority, pod.creation), SUCCESS
         keys: list[Any] = []
+        status = SUCCESS
         act = {"now": now, "pod": pod.view, "params": self.queue_sort.params}
         for rule in self.queue_sort.policy.rules_for(ExtensionPoint.QUEUE_SORT):
             assert isinstance(rule, QueueSortRule)
             if rule.less is not None:
-                return None
-            for expression in rule.keys:
-                try:
-                    keys.append(expression.evaluate(act))
-                except CelError:
-                    keys.append(0)
-        return tuple(keys)
+                return None, SUCCESS
+            values, found = _sort_keys(rule, act)
+            keys += values
+            status = found if status.is_success else status
+        return tuple(keys), status
 
     def less(self, a: PodInfo, b: PodInfo, now: int) -> bool:
-        """queueSort: whether ``a`` goes before ``b``."""
+        """queueSort: whether ``a`` goes before ``b``. A ``less`` that fails to evaluate
+        leaves the two pods equal under its rule (logged once: ordering decides nothing
+        about whether or where a pod runs, and the error belongs to no single pod)."""
         if self.queue_sort is None:
             return (-a.priority, a.creation) < (-b.priority, b.creation)
-        act = {"now": now, "a": a.view, "b": b.view, "params": self.queue_sort.params}
+        params = self.queue_sort.params
+        act = {"now": now, "a": a.view, "b": b.view, "params": params}
         for rule in self.queue_sort.policy.rules_for(ExtensionPoint.QUEUE_SORT):
             assert isinstance(rule, QueueSortRule)
             if rule.less is not None:
                 try:
                     if rule.less.evaluate(act) is True:
                         return True
-                    act_swapped = dict(act, a=b.view, b=a.view)
-                    if rule.less.evaluate(act_swapped) is True:
+                    if rule.less.evaluate(dict(act, a=b.view, b=a.view)) is True:
                         return False
-                except CelError:
+                except CelError as e:
+                    if rule.failure_policy is FailurePolicy.FAIL:
+                        warn_once(rule, rule.less, e.message)
+                continue
+            ka, _ = _sort_keys(rule, {"now": now, "pod": a.view, "params": params})
+            kb, _ = _sort_keys(rule, {"now": now, "pod": b.view, "params": params})
+            if ka != kb:
+                try:
+                    return bool(ka < kb)
+                except TypeError:  # keys of different types: as if equal
                     continue
-            else:
-                ka, kb = self.sort_key(a, now), self.sort_key(b, now)
-                if ka is not None and kb is not None and ka != kb:
-                    try:
-                        return bool(ka < kb)
-                    except TypeError:
-                        continue
         return False
 
     # -- preEnqueue ---------------------------------------------------------------------
 
-    def pre_enqueue(self, state: CycleState) -> str | None:
-        """None when the pod may enter the active queue, else the gate's message."""
-        for _, rule, act in self._applicable(state, ExtensionPoint.PRE_ENQUEUE):
-            assert rule.expression is not None
-            try:
+    def pre_enqueue(self, state: CycleState) -> Status:
+        """Success when the pod may enter the active queue; else the refusing rule's
+        Unschedulable status (message "policy/rule: why"), or an Error."""
+        try:
+            for _, rule, act in self._applicable(state, ExtensionPoint.PRE_ENQUEUE):
+                assert rule.expression is not None
                 value = evaluate(rule, rule.expression, act)
-            except RuleError as e:
-                return e.status.message
-            if value is IGNORED or value is True:
-                continue
-            return f"{rule.qualified_name}: " + rule_message(rule, act)
-        return None
+                if value is IGNORED or value is True:
+                    continue
+                if value is not False:
+                    return wrong_result(rule, rule.expression, "bool", value)
+                return unschedulable(rule.qualified_name,
+                                     f"{rule.qualified_name}: {rule_message(rule, act)}")
+        except RuleError as e:
+            return e.status
+        return SUCCESS
 
     # -- preFilter ----------------------------------------------------------------------
 
     def run_pre_filter(self, state: CycleState) -> tuple[Status, set[str] | None]:
         """The pod-level verdict and the node names the filters may consider (None: all)."""
         node_names: set[str] | None = None
-        skipped: set[str] = set()
-        for instance, rule, act in self._applicable(state, ExtensionPoint.PRE_FILTER):
-            assert isinstance(rule, PreFilterRule)
-            if instance.name in skipped:
-                continue
-            try:
+        try:
+            for _, rule, act in self._applicable(state, ExtensionPoint.PRE_FILTER):
+                assert isinstance(rule, PreFilterRule)
                 if rule.expression is not None:
                     value = evaluate(rule, rule.expression, act)
                     if value is not True and value is not IGNORED:
@@ -288,26 +390,23 @@ class Framework:
                     if names is not IGNORED:
                         chosen = set(names)
                         node_names = chosen if node_names is None else node_names & chosen
-            except RuleError as e:
-                return e.status, None
+        except RuleError as e:
+            return e.status, None
         return SUCCESS, node_names
 
-    def _pre_filter_rejection(self, rule: PreFilterRule, act: dict[str, Any],
-                              value: Any) -> Status:
+    @staticmethod
+    def _pre_filter_rejection(rule: PreFilterRule, act: dict[str, Any], value: Any) -> Status:
+        """The status of a preFilter rule that is not true; raises ``RuleError`` when its
+        ``retryAfter`` fails (under ``failurePolicy: Ignore`` it is left out)."""
+        assert rule.expression is not None
         if value is not False:
-            return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
-                policy=rule.policy, rule=rule.name, field="expression",
-                text=rule.expression.text if rule.expression else "",
-                error=messages.WRONG_RESULT.format(expected="bool", got=value)))
+            return wrong_result(rule, rule.expression, "bool", value)
         retry_after = None
         if rule.retry_after is not None:
-            try:
-                seconds = rule.retry_after.evaluate(act)
-                if isinstance(seconds, int | float) and not isinstance(seconds, bool) \
-                        and seconds > 0:
-                    retry_after = float(seconds)
-            except CelError:
-                retry_after = None
+            seconds = evaluate(rule, rule.retry_after, act)
+            if isinstance(seconds, int | float) and not isinstance(seconds, bool) \
+                    and seconds > 0:
+                retry_after = float(seconds)
         reason = rule_message(rule, act)
         return unschedulable(rule.qualified_name, reason, unresolvable=rule.unresolvable,
                              retry_after=retry_after)
@@ -355,31 +454,33 @@ class Framework:
         "not eligible due to …"); a Status when evaluating them failed."""
         out: list[tuple[PolicyInstance, PostFilterRule]] = []
         refusal = ""
-        for instance, rule, act in self._applicable(state, ExtensionPoint.POST_FILTER):
-            assert isinstance(rule, PostFilterRule)
-            try:
+        try:
+            for instance, rule, act in self._applicable(state, ExtensionPoint.POST_FILTER):
+                assert isinstance(rule, PostFilterRule)
                 allowed = (True if rule.expression is None
                            else evaluate(rule, rule.expression, act))
-            except RuleError as e:
-                return e.status
-            if allowed is True:
-                out.append((instance, rule))
-            elif not refusal:
-                refusal = rule_message(rule, act, "")
+                if allowed is True:
+                    out.append((instance, rule))
+                elif not refusal:
+                    refusal = rule_message(rule, act, "")
+        except RuleError as e:
+            return e.status
         return out, refusal
 
     def may_evict(self, state: CycleState,
                   rules: Sequence[tuple[PolicyInstance, PostFilterRule]],
                   node: NodeInfo, victim: PodInfo) -> bool:
-        """Whether every preemption rule lets ``victim`` on ``node`` be evicted."""
+        """Whether every preemption rule lets ``victim`` on ``node`` be evicted (a rule
+        ignored under ``failurePolicy: Ignore`` does not). Raises ``RuleError`` when a
+        ``victims`` expression fails or is not a bool."""
         for instance, rule in rules:
             act = dict(state.base(instance))
             act.update(node=node.view, nodePods=node.pod_views, victim=victim.view)
-            try:
-                if evaluate(rule, rule.victims, act) is not True:
-                    return False
-            except RuleError:
+            value = evaluate(rule, rule.victims, act)
+            if value is IGNORED or value is False:
                 return False
+            if value is not True:
+                raise RuleError(wrong_result(rule, rule.victims, "bool", value))
         return True
 
     # -- preScore / score ---------------------------------------------------------------
@@ -416,6 +517,9 @@ class Framework:
                 if isinstance(value, Status):
                     return value, totals, detail
                 raw.append(value)
+            for node, value in zip(nodes, raw, strict=True):
+                if not math.isfinite(value):
+                    return score_not_finite(rule, node.name, value), totals, detail
             normalised = normalise(raw, rule.normalize)
             rows = []
             for i, (node, score) in enumerate(zip(nodes, normalised, strict=True)):
@@ -440,28 +544,32 @@ class Framework:
                     counters: dict[str, float]) -> Status:
         """Reserve rules in order; counters are taken in ``counters`` and recorded in
         ``state.reserved_counters`` so that ``run_unreserve`` can give them back."""
-        for instance, rule, _ in self._applicable(state, ExtensionPoint.RESERVE):
-            assert isinstance(rule, ReserveRule)
-            act = self.node_activation(state, instance, node)
-            try:
-                if rule.expression is not None and \
-                        evaluate(rule, rule.expression, act) is False:
-                    return _rejected(rule, act)
+        try:
+            for instance, rule, _ in self._applicable(state, ExtensionPoint.RESERVE):
+                assert isinstance(rule, ReserveRule)
+                act = self.node_activation(state, instance, node)
+                if rule.expression is not None:
+                    value = evaluate(rule, rule.expression, act)
+                    if value is False:
+                        return _rejected(rule, act)
+                    if value is not True and value is not IGNORED:
+                        return wrong_result(rule, rule.expression, "bool", value)
                 if rule.counter is not None and rule.limit is not None:
                     status = self._take_counter(rule, act, state, counters)
                     if not status.is_success:
                         return status
-            except RuleError as e:
-                return e.status
+        except RuleError as e:
+            return e.status
         return SUCCESS
 
-    def _take_counter(self, rule: ReserveRule, act: dict[str, Any], state: CycleState,
+    @staticmethod
+    def _take_counter(rule: ReserveRule, act: dict[str, Any], state: CycleState,
                       counters: dict[str, float]) -> Status:
         assert rule.counter is not None and rule.limit is not None
         key = evaluate(rule, rule.counter, act)
-        amount = 1 if rule.amount is None else evaluate(rule, rule.amount, act)
-        limit = evaluate(rule, rule.limit, act)
-        if IGNORED in (key, amount, limit):
+        amount = 1 if rule.amount is None else _finite(rule, rule.amount, act)
+        limit = _finite(rule, rule.limit, act)
+        if key is IGNORED or amount is IGNORED or limit is IGNORED:
             return SUCCESS
         name = f"{rule.policy}/{key}"
         value = counters.get(name, 0) + amount
@@ -473,13 +581,15 @@ class Framework:
         state.reserved_counters.append((name, float(amount)))
         return SUCCESS
 
-    def run_unreserve(self, state: CycleState, node: NodeInfo,
+    def run_unreserve(self, state: CycleState, node: NodeInfo | None,
                       counters: dict[str, float]) -> list[str]:
         """Give back counters in reverse order; the messages of unreserve rules that
-        fired (to be recorded as events)."""
+        fired (to be recorded as events; none when the node is gone)."""
         for name, amount in reversed(state.reserved_counters):
             counters[name] = counters.get(name, 0) - amount
         state.reserved_counters.clear()
+        if node is None:
+            return []
         return self._notifications(state, node, ExtensionPoint.UNRESERVE)
 
     def _notifications(self, state: CycleState, node: NodeInfo,
@@ -487,10 +597,14 @@ class Framework:
         notes: list[str] = []
         for instance, rule, _ in reversed(list(self._applicable(state, point))):
             act = self.node_activation(state, instance, node)
-            try:
-                fired = rule.expression is None or evaluate(rule, rule.expression, act) is True
-            except RuleError:
-                continue
+            fired = True
+            if rule.expression is not None:
+                try:
+                    fired = rule.expression.evaluate(act) is True
+                except CelError as e:  # a notification: the pod's fate is decided already
+                    if rule.failure_policy is FailurePolicy.FAIL:
+                        warn_once(rule, rule.expression, e.message)
+                    continue
             if fired:
                 notes.append(rule_message(rule, act, rule.qualified_name))
         if point is ExtensionPoint.POST_BIND:
@@ -532,21 +646,22 @@ class Framework:
             return unschedulable(rule.qualified_name, reason), gangs
         return (wait or SUCCESS), gangs
 
-    def waiting_rules_pass(self, state: CycleState, node: NodeInfo) -> bool:
-        """Re-evaluation of the non-gang ``onFalse: Wait`` rules of a waiting pod."""
-        for instance, rule, _ in self._applicable(state, ExtensionPoint.PERMIT):
-            assert isinstance(rule, PermitRule)
-            if rule.group is not None or rule.on_false is not PermitOnFalse.WAIT:
-                continue
-            act = self.node_activation(state, instance, node)
-            try:
+    def run_waiting_rules(self, state: CycleState, node: NodeInfo) -> Status:
+        """Re-evaluation of the non-gang ``onFalse: Wait`` rules of a waiting pod: Success
+        when all pass, Wait while one does not, or an Error."""
+        try:
+            for instance, rule, _ in self._applicable(state, ExtensionPoint.PERMIT):
+                assert isinstance(rule, PermitRule)
+                if rule.group is not None or rule.on_false is not PermitOnFalse.WAIT:
+                    continue
+                act = self.node_activation(state, instance, node)
                 value = True if rule.expression is None else evaluate(
                     rule, rule.expression, act)
-            except RuleError:
-                return False
-            if value is not True and value is not IGNORED:
-                return False
-        return True
+                if value is not True and value is not IGNORED:
+                    return Status(Code.WAIT, (), rule.qualified_name)
+        except RuleError as e:
+            return e.status
+        return SUCCESS
 
     # -- preBind / bind / postBind ------------------------------------------------------------
 
@@ -572,24 +687,30 @@ class Framework:
                 return e.status, labels, annotations
         return SUCCESS, labels, annotations
 
-    def bind_target(self, state: CycleState, node: NodeInfo) -> tuple[Status, str]:
-        """The node to bind to: the first bind rule whose expression holds decides;
-        default binder otherwise."""
-        for instance, rule, _ in self._applicable(state, ExtensionPoint.BIND):
-            act = self.node_activation(state, instance, node)
-            try:
+    def bind_target(self, state: CycleState, node: NodeInfo
+                    ) -> tuple[Status, str, BindRule | None]:
+        """The node to bind to and the bind rule that chose it: the first rule whose
+        expression holds decides (a rule ignored under ``failurePolicy: Ignore`` does
+        not); the chosen node with no rule otherwise. An Error when a rule fails or its
+        target is not a string."""
+        try:
+            for instance, rule, _ in self._applicable(state, ExtensionPoint.BIND):
+                assert isinstance(rule, BindRule)
+                act = self.node_activation(state, instance, node)
                 if rule.expression is not None and \
                         evaluate(rule, rule.expression, act) is not True:
                     continue
-                target = getattr(rule, "target", None)
-                if target is None:
-                    return SUCCESS, node.name
-                value = evaluate(rule, target, act)
-            except RuleError as e:
-                return e.status, node.name
-            if isinstance(value, str) and value:
-                return SUCCESS, value
-        return SUCCESS, node.name
+                if rule.target is None:
+                    return SUCCESS, node.name, rule
+                value = evaluate(rule, rule.target, act)
+                if value is IGNORED:
+                    continue
+                if not isinstance(value, str):
+                    return wrong_result(rule, rule.target, "a string", value), node.name, rule
+                return SUCCESS, value, rule
+        except RuleError as e:
+            return e.status, node.name, None
+        return SUCCESS, node.name, None
 
     def run_post_bind(self, state: CycleState, node: NodeInfo) -> list[str]:
         return self._notifications(state, node, ExtensionPoint.POST_BIND)
@@ -630,11 +751,36 @@ def score_value(rule: ScoreRule, act: Mapping[str, Any]) -> float | Status:
     if value is IGNORED:
         return 0.0
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
-            policy=rule.policy, rule=rule.name, field="expression",
-            text=rule.expression.text,
-            error=messages.WRONG_RESULT.format(expected="a number", got=value)))
-    return float(value)
+        return wrong_result(rule, rule.expression, "a number", value)
+    try:
+        return float(value)
+    except OverflowError:  # an int beyond a double (not CEL's, a raw view's): infinite
+        return math.inf if value > 0 else -math.inf
+
+
+def _finite(rule: Rule, expression: CelExpression, act: Mapping[str, Any]) -> Any:
+    """``expression``'s value when it is a finite number (or ``IGNORED``); else raises
+    ``RuleError``."""
+    value = evaluate(rule, expression, act)
+    if value is IGNORED or (isinstance(value, int | float) and not isinstance(value, bool)
+                            and math.isfinite(value)):
+        return value
+    raise RuleError(wrong_result(rule, expression, "a finite number", value))
+
+
+def _sort_keys(rule: QueueSortRule, act: Mapping[str, Any]) -> tuple[list[Any], Status]:
+    """One ``keys`` rule's values for one pod (``UNORDERED`` for a key that failed or
+    was ignored) and the first key's Error."""
+    values: list[Any] = []
+    status = SUCCESS
+    for expression in rule.keys:
+        try:
+            value = evaluate(rule, expression, act)
+        except RuleError as e:
+            value = IGNORED
+            status = e.status if status.is_success else status
+        values.append(UNORDERED if value is IGNORED else value)
+    return values, status
 
 
 def _rejected(rule: Rule, act: Mapping[str, Any]) -> Status:
@@ -648,24 +794,61 @@ def _shorter(current: Status | None, new: Status) -> Status:
     return current
 
 
+def score_not_finite(rule: ScoreRule, node: str, value: float) -> Status:
+    """The Error of a raw score that is not a finite number (checked before normalising)."""
+    return _invalid_score(rule, messages.SCORE_NOT_FINITE.format(
+        score=shown_score(value), node=node))
+
+
 def score_out_of_range(rule: ScoreRule, node: str, score: float) -> Status:
-    return error(rule.qualified_name, messages.SCORE_OUT_OF_RANGE.format(
-        policy=rule.policy, rule=rule.name, node=node, score=f"{score:g}"))
+    """The Error of a normalised score outside 0..100, as kube-scheduler's framework
+    runtime reports a score plugin's."""
+    return _invalid_score(rule, messages.SCORE_OUT_OF_RANGE.format(
+        score=shown_score(score), node=node, low=0, high=MAX_NODE_SCORE))
+
+
+def _invalid_score(rule: ScoreRule, problem: str) -> Status:
+    assert rule.expression is not None
+    return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
+        policy=rule.policy, rule=rule.name, field=rule.expression.field,
+        text=rule.expression.text, error=problem))
+
+
+def shown_score(value: float) -> str:
+    """A score as Go's %v prints a number (``+Inf``, ``NaN``, ``42``, ``33.3333``)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return f"{value:g}"
+
+
+# Beyond HUGE, x * 100 may overflow a double: scores are first scaled by SHRINK, a power of
+# two, which changes no result (it is exact) but the overflow.
+HUGE, SHRINK = 2.0 ** 1000, 2.0 ** -100
 
 
 def normalise(raw: Sequence[float], how: Normalization) -> list[float]:
-    """kube-scheduler's NormalizeScore variants, to 0..100."""
+    """kube-scheduler's NormalizeScore variants, to 0..100 (``raw`` is finite)."""
     if how is Normalization.NONE or not raw:
         return list(raw)
     high, low = max(raw), min(raw)
+    if max(high, -low) > HUGE:
+        raw = [x * SHRINK for x in raw]
+        high, low = high * SHRINK, low * SHRINK
     if how is Normalization.MAX:  # kube's DefaultNormalizeScore: integer division
-        return [float(int(x * MAX_NODE_SCORE / high)) if high else 0.0 for x in raw]
+        return [_truncated(x * MAX_NODE_SCORE / high) if high else 0.0 for x in raw]
     if how is Normalization.REVERSE:  # truncate first, then reverse, as kube does
         if not high:
             return [float(MAX_NODE_SCORE)] * len(raw)
-        return [float(MAX_NODE_SCORE - int(x * MAX_NODE_SCORE / high)) for x in raw]
+        return [MAX_NODE_SCORE - _truncated(x * MAX_NODE_SCORE / high) for x in raw]
     span = high - low
     return [(x - low) * MAX_NODE_SCORE / span if span else 0.0 for x in raw]
+
+
+def _truncated(x: float) -> float:
+    """``x`` rounded towards zero (±Inf, from a huge x over a small maximum, kept)."""
+    return float(int(x)) if math.isfinite(x) else x
 
 
 __all__ = ["IGNORED", "SKIP", "CycleState", "Framework", "PolicyInstance", "normalise"]

@@ -3,29 +3,35 @@
 ``Scheduler.schedule_one`` reads like kube-scheduler's ScheduleOne:
 
 1. pop the best pending pod; build its ``CycleState`` against a cache snapshot;
-2. preFilter → filter (with node sampling) → postFilter (preemption) when nothing fits;
-3. preScore → score → pick the highest total (ties at random);
+2. match (each policy's ``spec.match``) → preFilter → filter (with node sampling) →
+   postFilter (preemption) when nothing fits;
+3. preScore → score → pick the highest total (ties at random) → the bind rules' target
+   (another node must pass the filters), so that what follows uses the node bound to;
 4. assume the pod on the node in the cache; reserve; permit (allow / deny / wait);
-5. the binding cycle: preBind → bind → postBind. The preBind rules and the bind target run
-   here; the bind itself (with preBind's metadata patch) is handed to the backend
+5. the binding cycle: preBind → bind → postBind. The preBind rules run here; the bind
+   itself (with preBind's metadata patch) is handed to the backend
    (``start_bind``) and the cycle ends when its outcome comes back (``drain_binds``, also
    run by ``sync``): at once with a synchronous backend, later with ``KubeBackend``'s
    binding threads, while this thread schedules the next pods.
 
 Any failure after the assumption rolls back (unreserve in reverse order, forget the
 assumption) and hands the pod back to the queue: a pod is always in exactly one place —
-queue, waiting room, bind in flight, or bound — never lost, never bound twice. The engine
-does not know its backend: events and bind outcomes come in through ``sync()``, effects go
-out through the ``Backend`` calls.
+queue, waiting room, bind in flight, or bound — never lost, never bound twice. So does an
+unexpected exception in a pod's cycle (a bug, an engine fault): it is logged, the pod gets
+a FailedScheduling event naming the extension point and the exception, and is requeued
+with backoff; other pods go on. The engine does not know its backend: events and bind
+outcomes come in through ``sync()``, effects go out through the ``Backend`` calls.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,9 +43,9 @@ from ..cluster.backend import Backend, BackendError, BindOutcome, BindRequest, C
 from ..policy.model import ExtensionPoint
 from . import messages
 from .preemption import preempt
-from .queue import QueuedPod, SchedulingQueue
-from .runner import CycleState, Framework
-from .status import Code, Status, error, unschedulable
+from .queue import ASSIGNED_POD_UPDATE, IN_FLIGHT, GateRejection, QueuedPod, SchedulingQueue
+from .runner import UNORDERED, CycleState, Framework
+from .status import SUCCESS, Code, Status, error, unschedulable
 from .vectorised import NodeEvaluator
 from .waiting import WaitingPod, WaitingRoom
 
@@ -48,6 +54,8 @@ MIN_FEASIBLE_NODES = 100
 _NO_ROWS = np.zeros(0, np.int64)
 MIN_FEASIBLE_PERCENTAGE = 5
 PREFILTER_EXCLUDED = "node is filtered out by the prefilter result"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -88,6 +96,18 @@ ExtensionPointObserver = Callable[[str, str, str, float], None]
 """Called with (profile, extension point, status code, seconds) after each point runs."""
 
 
+@dataclass
+class _Cycle:
+    """How far one pod's attempt went, to roll it back if it raises: the point it was
+    at, and once assumed the node and the state that reserve used."""
+
+    qp: QueuedPod
+    point: str = "QueueSort"
+    fwk: Framework | None = None
+    state: CycleState | None = None
+    node: str | None = None
+
+
 @dataclass(frozen=True)
 class _Binding:
     """A binding cycle waiting for its bind's outcome."""
@@ -103,9 +123,15 @@ class _Binding:
 class Scheduler:
     def __init__(self, backend: Backend, profiles: Mapping[str, Framework],
                  settings: EngineSettings | None = None,
-                 observe_extension_point: ExtensionPointObserver | None = None) -> None:
+                 observe_extension_point: ExtensionPointObserver | None = None, *,
+                 on_internal_error: Callable[[BaseException], None] | None = None,
+                 park_repeated_errors: bool = False) -> None:
+        """``on_internal_error`` is told of each unexpected exception the engine recovered
+        from; ``park_repeated_errors`` (``simulate``) parks a pod whose Error repeats with
+        nothing changed (see ``SchedulingQueue``) instead of retrying it with backoff."""
         self.backend = backend
         self.observe_extension_point = observe_extension_point
+        self.on_internal_error = on_internal_error
         self.clock = backend.clock
         self.profiles = dict(profiles)
         self.settings = settings or EngineSettings()
@@ -116,6 +142,9 @@ class Scheduler:
         self.unserved: dict[str, str] = {}  # pending pods no profile serves → message
         self.nominated: dict[str, tuple[str, PodInfo]] = {}  # preemptor → (node, pod)
         self._binding: dict[str, _Binding] = {}  # pod key → its bind in flight
+        self._cycle: _Cycle | None = None  # the attempt under way
+        self._gate_errors: dict[str, str] = {}  # gated pod → the gate Error last reported
+        self._sort_errors: dict[str, Status] = {}  # pod → its queueSort keys' Error
         self.rng = random.Random(self.settings.seed)
         self._next_start_node = 0
         self.evaluator = NodeEvaluator() if self.settings.evaluation == VECTORISED else None
@@ -126,6 +155,7 @@ class Scheduler:
             pre_enqueue=self._gate,
             initial_backoff=self.settings.initial_backoff,
             max_backoff=self.settings.max_backoff,
+            park_repeated_errors=park_repeated_errors,
         )
 
     def set_profiles(self, profiles: Mapping[str, Framework]) -> None:
@@ -143,18 +173,31 @@ class Scheduler:
 
     def _sort_key(self, pod: PodInfo) -> tuple[Any, ...] | None:
         """queueSort ``keys``, computed when the pod enters activeQ (None when the
-        queueSort orders pods with ``less``)."""
+        queueSort orders pods with ``less``). A key that failed is ``UNORDERED`` and its
+        Error kept for the pod's next attempt, which it ends (``schedule_one``)."""
         sorter = self._sorter()
         if sorter is None:
             return (-pod.priority, pod.creation)
-        return sorter.sort_key(pod, int(self.clock.now()))
+        try:
+            keys, status = sorter.sort_key(pod, int(self.clock.now()))
+        except Exception as e:  # a queue callback must not raise
+            keys, status = (UNORDERED,), self._internal_error(pod.key, "QueueSort", e)
+        if status.is_success:
+            self._sort_errors.pop(pod.key, None)
+        else:
+            self._sort_errors[pod.key] = status
+        return keys
 
     def _less(self, a: PodInfo, b: PodInfo) -> bool:
         """queueSort ``less``, for pods without sort keys."""
         sorter = self._sorter()
         if sorter is None:
             return (-a.priority, a.creation) < (-b.priority, b.creation)
-        return sorter.less(a, b, int(self.clock.now()))
+        try:
+            return sorter.less(a, b, int(self.clock.now()))
+        except Exception as e:  # a queue callback must not raise: as if equal
+            self._internal_error(a.key, "QueueSort", e)
+            return False
 
     # -- source → cache and queue ----------------------------------------------------------
 
@@ -163,7 +206,11 @@ class Scheduler:
         ended; returns how many events and bind outcomes there were."""
         events = self.backend.drain_events()
         for event in events:
-            self._apply(event)
+            try:
+                self._apply(event)
+            except Exception as e:  # one bad event must not cost the others
+                log.exception(messages.LOG_EVENT_FAILED, event.kind, event.resource)
+                self._tell(e)
         if events:
             self._recheck_waiting()
         return len(events) + self.drain_binds()
@@ -183,6 +230,8 @@ class Scheduler:
         key = change.old_pod.key if pod is None and change.old_pod else (pod.key if pod else "")
         if event.kind == "DELETED" or pod is None:
             self.nominated.pop(key, None)
+            self._gate_errors.pop(key, None)
+            self._sort_errors.pop(key, None)
             self.queue.delete(key)
             waiting = self.waiting.remove(key)
             if waiting is not None:
@@ -196,6 +245,9 @@ class Scheduler:
         if pod.node_name or pod.terminated:
             if key in self.queue and key not in self.queue.in_flight():
                 self.queue.delete(key)
+            old = change.old_pod
+            if old is None or (old.node_name, old.terminated) != (pod.node_name, pod.terminated):
+                self.queue.wake_parked(ASSIGNED_POD_UPDATE)
             return
         if pod.scheduler_name not in self.profiles:
             self.unserved[key] = messages.PROFILE_UNKNOWN.format(pod=key,
@@ -215,15 +267,30 @@ class Scheduler:
             # a new pod can make others schedulable (a gang's last member, affinity)
             self.queue.move_all("PodAdd")
 
-    def _gate(self, pod: PodInfo) -> str | None:
+    def _gate(self, pod: PodInfo) -> GateRejection | None:
+        """preEnqueue, as the queue's gate. A gate that fails keeps the pod out of activeQ
+        (kube's PreEnqueue error) and is reported on the pod: a FailedScheduling event and
+        condition, once per distinct error (the gate re-runs on every move)."""
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None or not fwk.has_rules(ExtensionPoint.PRE_ENQUEUE):
+            self._gate_errors.pop(pod.key, None)
             return None
         # the gate sees only pod-level variables: no snapshot unless it reads the cluster
-        return fwk.pre_enqueue(CycleState(
+        state = CycleState(
             pod, int(self.clock.now()), lambda: self.cache.snapshot().pod_views(),
             lambda: self.cache.snapshot().node_views(),
-            lambda: self.cache.snapshot().pods_with_affinity_views()))
+            lambda: self.cache.snapshot().pods_with_affinity_views())
+        try:
+            status = fwk.pre_enqueue(state)
+        except Exception as e:  # a queue callback must not raise
+            status = self._internal_error(pod.key, "PreEnqueue", e)
+        if status.is_success:
+            self._gate_errors.pop(pod.key, None)
+            return None
+        if status.code is Code.ERROR and self._gate_errors.get(pod.key) != status.message:
+            self._gate_errors[pod.key] = status.message
+            self._report(pod, status, status.message)
+        return GateRejection(status.plugin or status.message, status.message)
 
     def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
         return CycleState(pod, int(self.clock.now()), snapshot.pod_views, snapshot.node_views,
@@ -236,19 +303,30 @@ class Scheduler:
         qp = self.queue.pop()
         if qp is None:
             return False
+        cycle = _Cycle(qp)
+        self._guarded(cycle, partial(self._schedule, cycle))
+        return True
+
+    def _schedule(self, cycle: _Cycle) -> None:
+        qp = cycle.qp
         pod = self.cache.pod(qp.key) or qp.pod
         if pod.node_name or self.cache.is_assumed(pod):
             self.queue.done(qp.key)  # bound meanwhile (by us or another scheduler)
-            return True
+            return
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None:  # its profile went away with a policy reload: keep it queued
             message = messages.PROFILE_UNKNOWN.format(pod=qp.key, name=pod.scheduler_name)
             self._fail(qp, unschedulable("", message), message)
-            return True
+            return
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
         record.attempts += 1
+        sort_error = self._sort_errors.get(pod.key)
+        if sort_error is not None:  # its queueSort keys failed when it was queued
+            self._fail(qp, sort_error, sort_error.message)
+            return
         snapshot = self.cache.snapshot()
-        state = self.cycle_state(pod, snapshot)
+        state = cycle.state = self.cycle_state(pod, snapshot)
+        cycle.fwk = fwk
 
         decision = self.decide(fwk, state, snapshot)
         if decision.node is None:
@@ -257,38 +335,126 @@ class Scheduler:
             # the end of the cycle
             retry_at = None if status.retry_after is None else state.now + status.retry_after
             self._fail(qp, status, decision.message, retry_at)
-            return True
+            return
         node = snapshot.node(decision.node)
         assert node is not None
         self.cache.assume(pod, node.name)
+        cycle.node = node.name
 
-        started = time.perf_counter()
+        started = self._start("Reserve")
         status = fwk.run_reserve(state, node, self.counters)
         self._observe(fwk, "Reserve", status, started)
         if not status.is_success:
             self._roll_back(fwk, state, node.name)
             self._fail(qp, status, self._rejection_message(status))
-            return True
+            return
 
-        started = time.perf_counter()
+        started = self._start("Permit")
         status, gangs = fwk.run_permit(state, node)
         self._observe(fwk, "Permit", status, started)
         if status.is_rejection or status.code is Code.ERROR:
             self._roll_back(fwk, state, node.name)
             self._fail(qp, status, self._rejection_message(status))
-            return True
+            return
         if status.code is Code.WAIT:
             self._wait(qp, fwk, state, node, status, gangs)
-            return True
+            return
         self._binding_cycle(qp, fwk, state, node)
-        return True
+
+    def _start(self, point: str) -> float:
+        """Note that the attempt under way reached ``point``; the time, for ``_observe``."""
+        if self._cycle is not None:
+            self._cycle.point = point
+        return time.perf_counter()
+
+    def _guarded(self, cycle: _Cycle, run: Callable[[], None]) -> None:
+        """Run (part of) a pod's cycle; an unexpected exception aborts that pod's
+        attempt only (``_abort``)."""
+        outer, self._cycle = self._cycle, cycle
+        try:
+            run()
+        except Exception as e:
+            self._abort(cycle, e)
+        finally:
+            self._cycle = outer
+
+    def _abort(self, cycle: _Cycle, exc: Exception) -> None:
+        """After an unexpected exception in a pod's cycle: undo what the cycle did
+        (reserved counters, the assumption, a permit wait), report it on the pod and
+        requeue it with backoff. A pod whose bind was handed over or succeeded is left
+        to that bind's outcome; one handed back already stays where it is."""
+        qp = cycle.qp
+        key = qp.key
+        status = self._internal_error(key, cycle.point, exc)
+        pod = self.cache.pod(key)
+        if key in self._binding:
+            return
+        if pod is not None and self.cache.binding_finished(pod):  # bound: never undone
+            self.queue.done(key)
+            return
+        waiting = self.waiting.remove(key)
+        if waiting is not None:
+            cycle = _waiting_cycle(waiting, cycle.point)
+        if self.queue.get(key) is not qp or qp.queue != IN_FLIGHT:
+            return  # deleted meanwhile, or already handed back
+        if cycle.fwk is not None and cycle.state is not None and cycle.node is not None:
+            try:
+                self._roll_back(cycle.fwk, cycle.state, cycle.node)
+            except Exception:
+                log.exception(messages.LOG_ROLL_BACK_FAILED, key)
+        if pod is not None and self.cache.is_assumed(pod):
+            self.cache.forget(pod)
+        self._fail(qp, status, status.message)
+
+    def _internal_error(self, key: str, point: str, exc: Exception) -> Status:
+        """Log an unexpected exception met while scheduling pod ``key`` and tell
+        ``on_internal_error``; the Error status that reports it on the pod."""
+        log.exception(messages.LOG_INTERNAL_ERROR, key, point)
+        self._tell(exc)
+        return internal_error(point, exc)
+
+    def _tell(self, exc: Exception) -> None:
+        if self.on_internal_error is not None:
+            try:
+                self.on_internal_error(exc)
+            except Exception:
+                log.exception(messages.LOG_OBSERVER_FAILED)
+
+    def recover_in_flight(self, exc: Exception) -> int:
+        """After an exception escaped the engine (the loop caught it): hand back the pods
+        it left in flight — not those waiting at permit, nor those whose bind is under
+        way: their outcome ends their cycle — forgetting their unbound assumptions,
+        each with a FailedScheduling event; returns how many. No pod is lost."""
+        recovered = 0
+        for key in self.queue.in_flight():
+            qp = self.queue.get(key)
+            if qp is None or key in self.waiting or key in self._binding:
+                continue
+            pod = self.cache.pod(key)
+            if pod is not None and pod.node_name:
+                self.queue.done(key)
+                continue
+            if pod is not None and self.cache.is_assumed(pod) \
+                    and not self.cache.binding_finished(pod):
+                self.cache.forget(pod)
+            status = internal_error(messages.SCHEDULING_LOOP, exc)
+            try:
+                self._report(qp.pod if pod is None else pod, status, status.message)
+            except Exception:
+                log.exception(messages.LOG_REPORT_FAILED, key)
+            self.queue.requeue(qp, error=True, error_message=status.message)
+            recovered += 1
+        return recovered
 
     def decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
-        """preFilter → filter → postFilter → score: the node for the pod, or why none."""
+        """match → preFilter → filter → postFilter → score → the bind rules' target: the
+        node for the pod, or why none."""
         nodes = snapshot.nodes
         total = len(nodes)
-        started = time.perf_counter()
-        status, names = fwk.run_pre_filter(state)
+        started = self._start("PreFilter")
+        status, names = fwk.check_matches(state), None
+        if status.is_success:
+            status, names = fwk.run_pre_filter(state)
         self._observe(fwk, "PreFilter", status, started)
         if status.code is Code.ERROR:
             return Decision(None, status, status.message)
@@ -303,7 +469,7 @@ class Scheduler:
             for n in nodes:
                 if n.name not in names:
                     statuses[n.name] = unschedulable("", PREFILTER_EXCLUDED, unresolvable=True)
-        started = time.perf_counter()
+        started = self._start("Filter")
         if self.evaluator is not None:
             rows, failure = self._find_feasible_vectorised(
                 fwk, state, snapshot, candidates, statuses)
@@ -315,13 +481,13 @@ class Scheduler:
         if not len(rows):
             return self._no_fit(fwk, state, nodes, statuses)
         if len(rows) == 1:
-            return Decision(nodes[int(rows[0])].name, Status(), statuses=statuses)
-        started = time.perf_counter()
+            return self._bind_target(fwk, state, snapshot, nodes[int(rows[0])], statuses)
+        started = self._start("PreScore")
         status = fwk.run_pre_score(state)
         self._observe(fwk, "PreScore", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
-        started = time.perf_counter()
+        started = self._start("Score")
         if self.evaluator is not None:
             status, totals = self.evaluator.score(fwk, state, snapshot, rows)
         else:
@@ -330,7 +496,40 @@ class Scheduler:
         self._observe(fwk, "Score", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
-        return Decision(self._select_host(nodes, rows, totals), Status(), statuses=statuses)
+        chosen = nodes[self._select_host(rows, totals)]
+        return self._bind_target(fwk, state, snapshot, chosen, statuses)
+
+    def _bind_target(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+                     chosen: NodeInfo, statuses: dict[str, Status]) -> Decision:
+        """The node the bind rules send the pod to, decided here, before reserve, so that
+        the assumption, reserve, permit and preBind all use the node the pod is bound to.
+        A target other than the chosen node must be a node of the snapshot that passes
+        the filters (with this cycle's state and room promised to preemptors), else the
+        pod is Unschedulable there, naming the bind rule and the filter's reason."""
+        self._start("Bind")
+        status, target, rule = fwk.bind_target(state, chosen)
+        if not status.is_success:
+            return Decision(None, status, status.message, statuses)
+        if target == chosen.name:
+            return Decision(target, SUCCESS, statuses=statuses)
+        assert rule is not None and rule.target is not None
+        node = snapshot.node(target)
+        if node is None:
+            reason = messages.BIND_TARGET_UNKNOWN.format(
+                policy=rule.policy, rule=rule.name, field=rule.target.field,
+                text=rule.target.text, node=target)
+            verdict = unschedulable(rule.qualified_name, reason)
+        else:
+            others = self._nominated_by_node(state.pod).get(target)
+            verdict = fwk.run_filter(state, node if not others else _with_pods(node, others))
+            if verdict.is_success:
+                return Decision(target, SUCCESS, statuses=statuses)
+            if verdict.code is Code.ERROR:
+                return Decision(None, verdict, verdict.message, statuses)
+            reason = messages.BIND_TARGET_REJECTED.format(
+                policy=rule.policy, rule=rule.name, node=target, reason=verdict.message)
+            verdict = Status(verdict.code, (reason,), rule.qualified_name)
+        return Decision(None, verdict, verdict.message, statuses)
 
     def _find_feasible(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
                        nodes: list[NodeInfo], statuses: dict[str, Status]
@@ -440,7 +639,7 @@ class Scheduler:
                 statuses: dict[str, Status]) -> Decision:
         """No feasible node: try preemption, then describe the failure as kube does."""
         reasons = [r for s in statuses.values() for r in s.reasons]
-        started = time.perf_counter()
+        started = self._start("PostFilter")
         result = preempt(fwk, state, nodes, statuses)
         self._observe(fwk, "PostFilter", result.status or Status(), started)
         if result.status is not None:
@@ -456,11 +655,10 @@ class Scheduler:
         return Decision(None, status, messages.fit_error(
             len(nodes), reasons, post_filter_message=result.message), statuses)
 
-    def _select_host(self, nodes: list[NodeInfo], rows: np.ndarray, totals: np.ndarray
-                     ) -> str:
-        """The highest total; among equals, one chosen uniformly at random."""
+    def _select_host(self, rows: np.ndarray, totals: np.ndarray) -> int:
+        """The row of the highest total; among equals, one chosen uniformly at random."""
         tied = np.flatnonzero(totals == totals.max()).tolist()
-        return nodes[int(rows[tied[0] if len(tied) == 1 else self.rng.choice(tied)])].name
+        return int(rows[tied[0] if len(tied) == 1 else self.rng.choice(tied)])
 
     # -- permit waiting -------------------------------------------------------------------------
 
@@ -477,25 +675,38 @@ class Scheduler:
     def _recheck_waiting(self) -> None:
         """Re-evaluate ``onFalse: Wait`` rules (the cluster or clock moved) and time-outs."""
         for waiting in list(self.waiting.pods.values()):
-            if waiting.rule_wait:
-                node = self.cache.snapshot().node(waiting.node)
-                if node is not None and waiting.fwk.waiting_rules_pass(waiting.state, node):
-                    waiting.rule_wait = False
+            if waiting.rule_wait and waiting.key in self.waiting:
+                self._guarded(_waiting_cycle(waiting, "Permit"),
+                              partial(self._recheck_rules, waiting))
         self._expire_waiting()
         self._release_ready()
+
+    def _recheck_rules(self, waiting: WaitingPod) -> None:
+        node = self.cache.snapshot().node(waiting.node)
+        if node is None:
+            return
+        status = waiting.fwk.run_waiting_rules(waiting.state, node)
+        if status.is_success:
+            waiting.rule_wait = False
+        elif status.code is Code.ERROR:
+            self._reject(waiting, status)
 
     def _release_ready(self) -> None:
         for waiting in list(self.waiting.pods.values()):
             if waiting.key in self.waiting and self.waiting.ready(waiting):
-                self.waiting.remove(waiting.key)
-                node = self.cache.snapshot().node(waiting.node)
-                if node is None:
-                    self._roll_back(waiting.fwk, waiting.state, waiting.node)
-                    self._fail(waiting.qp, error("", messages.BIND_FAILED.format(
-                        reason=f"node {waiting.node} is gone")), "")
-                    continue
-                self._binding_cycle(waiting.qp, waiting.fwk, waiting.state, node,
-                                    groups=tuple(waiting.groups))
+                self._guarded(_waiting_cycle(waiting, "PreBind"),
+                              partial(self._release, waiting))
+
+    def _release(self, waiting: WaitingPod) -> None:
+        self.waiting.remove(waiting.key)
+        node = self.cache.snapshot().node(waiting.node)
+        if node is None:
+            self._roll_back(waiting.fwk, waiting.state, waiting.node)
+            self._fail(waiting.qp, error("", messages.BIND_FAILED.format(
+                reason=f"node {waiting.node} is gone")), "")
+            return
+        self._binding_cycle(waiting.qp, waiting.fwk, waiting.state, node,
+                            groups=tuple(waiting.groups))
 
     def _expire_waiting(self) -> None:
         now = self.clock.now()
@@ -504,15 +715,21 @@ class Scheduler:
             for group in waiting.groups:  # a gang is rejected together
                 rejected += [w for w in self.waiting.members(group) if w is not waiting]
             for pod in rejected:
-                if self.waiting.remove(pod.key) is None:
+                if pod.key not in self.waiting:
                     continue
-                self._roll_back(pod.fwk, pod.state, pod.node)
                 reason = messages.PERMIT_TIMEOUT.format(seconds=pod.timeout)
                 if pod is not waiting and waiting.groups:
                     reason = messages.PERMIT_GROUP_REJECTED.format(
                         group=", ".join(waiting.groups), reason=reason)
                 status = unschedulable(waiting.state.pod.key, reason)
-                self._fail(pod.qp, status, self._rejection_message(status))
+                self._guarded(_waiting_cycle(pod, "Permit"),
+                              partial(self._reject, pod, status))
+
+    def _reject(self, waiting: WaitingPod, status: Status) -> None:
+        """End a waiting pod's attempt with ``status``."""
+        self.waiting.remove(waiting.key)
+        self._roll_back(waiting.fwk, waiting.state, waiting.node)
+        self._fail(waiting.qp, status, self._rejection_message(status))
 
     def next_wakeup(self) -> float | None:
         """The earliest time something becomes due (queue timers, permit time-outs)."""
@@ -529,20 +746,19 @@ class Scheduler:
 
     def _binding_cycle(self, qp: QueuedPod, fwk: Framework, state: CycleState,
                        node: NodeInfo, groups: tuple[str, ...] = ()) -> None:
-        """preBind rules and the bind target, then hand the bind to the backend (blocks
-        while the backend has as many binds in flight as it allows)."""
+        """preBind rules, then hand the bind to ``node`` (the bind rules' target, chosen
+        in ``decide``) to the backend (blocks while the backend has as many binds in
+        flight as it allows)."""
         pod = state.pod
-        started = time.perf_counter()
+        started = self._start("PreBind")
         status, labels, annotations = fwk.run_pre_bind(state, node)
         self._observe(fwk, "PreBind", status, started)
-        target = node.name
-        if status.is_success:
-            status, target = fwk.bind_target(state, node)
         if not status.is_success:
             self._roll_back(fwk, state, node.name)
             self._fail(qp, status, self._rejection_message(status))
             return
-        request = BindRequest(pod, target, labels, annotations)
+        self._start("Bind")
+        request = BindRequest(pod, node.name, labels, annotations)
         self.backend.start_bind(request)
         self._binding[pod.key] = _Binding(request, qp, fwk, state, node, groups)
         # an assumed member counts toward its gangs (kube's coscheduling counts them too)
@@ -564,29 +780,30 @@ class Scheduler:
             if binding is None or binding.request is not outcome.request:
                 continue  # the pod was deleted meanwhile: its cycle already ended
             del self._binding[key]
-            if outcome.error is None:
-                self._bound(binding, outcome)
-            else:
-                self._bind_failed(binding, outcome)
+            if outcome.error is None:  # bound: nothing that follows may undo it
+                self.cache.finish_binding(outcome.request.pod)
+            finish = self._bound if outcome.error is None else self._bind_failed
+            self._guarded(_Cycle(binding.qp, "Bind", binding.fwk, binding.state,
+                                 binding.node.name), partial(finish, binding, outcome))
         return len(outcomes)
 
     def _bound(self, binding: _Binding, outcome: BindOutcome) -> None:
-        """The rest of the binding cycle after a successful bind: postBind, Scheduled."""
+        """The rest of the binding cycle after a successful bind: the pod's bookkeeping
+        first (nothing after it can undo the bind), then postBind and Scheduled."""
         fwk, state, node = binding.fwk, binding.state, binding.node
         pod, target = state.pod, binding.request.node_name
+        self.queue.done(pod.key)
+        self.nominated.pop(pod.key, None)
+        record = self.records.setdefault(pod.key, PodRecord(pod.key))
+        record.node, record.bound_at, record.message = target, self.clock.now(), None
         self._observe_seconds(fwk, "Bind", Status(), outcome.seconds)
-        self.cache.finish_binding(pod)
-        started = time.perf_counter()
+        started = self._start("PostBind")
         notes = fwk.run_post_bind(state, node)
         self._observe(fwk, "PostBind", Status(), started)
         for note in notes:
             self.backend.record_event(pod, "Normal", "PostBind", note)
         self.backend.record_event(pod, "Normal", messages.EVENT_SCHEDULED,
                                   messages.SCHEDULED.format(pod=pod.key, node=target))
-        self.queue.done(pod.key)
-        self.nominated.pop(pod.key, None)
-        record = self.records.setdefault(pod.key, PodRecord(pod.key))
-        record.node, record.bound_at, record.message = target, self.clock.now(), None
 
     def _bind_failed(self, binding: _Binding, outcome: BindOutcome) -> None:
         """A failed bind (or preBind patch): roll back and requeue, as kube-scheduler's
@@ -610,11 +827,11 @@ class Scheduler:
     # -- failures -----------------------------------------------------------------------------
 
     def _roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
-        """Unreserve (reverse order) and forget the assumption."""
+        """Unreserve (reverse order; the counters even when the node is gone) and forget
+        the assumption."""
         node = self.cache.snapshot().node(node_name)
-        if node is not None:
-            for note in fwk.run_unreserve(state, node, self.counters):
-                self.backend.record_event(state.pod, "Normal", "Unreserve", note)
+        for note in fwk.run_unreserve(state, node, self.counters):
+            self.backend.record_event(state.pod, "Normal", "Unreserve", note)
         if self.cache.is_assumed(state.pod):
             self.cache.forget(state.pod)
 
@@ -632,20 +849,35 @@ class Scheduler:
         the pod turned out bound meanwhile, e.g. by a bind reported as failed)."""
         pod = self.cache.pod(qp.key) or qp.pod
         message = message or status.message
-        is_error = status.code is Code.ERROR
+        self._report(pod, status, message)
+        if pod.node_name:
+            self.queue.done(qp.key)
+        else:
+            is_error = status.code is Code.ERROR
+            self.queue.requeue(qp, retry_after=status.retry_after, retry_at=retry_at,
+                               error=is_error, error_message=message if is_error else None,
+                               unschedulable_by=[status.plugin] if status.plugin else None)
+
+    def _report(self, pod: PodInfo, status: Status, message: str) -> None:
+        """A failure on the pod: FailedScheduling event, PodScheduled=False condition (its
+        reason SchedulerError for an Error, else Unschedulable), the record's message."""
         self.backend.record_event(pod, "Warning", messages.EVENT_FAILED_SCHEDULING, message)
         # a pod deleted meanwhile (its event not applied yet): that event dequeues it
         with contextlib.suppress(BackendError):
             self.backend.set_pod_condition(
-                pod, "False", messages.CONDITION_SCHEDULER_ERROR if is_error
-                else messages.CONDITION_UNSCHEDULABLE, message)
-        if pod.node_name:
-            self.queue.done(qp.key)
-        else:
-            self.queue.requeue(qp, retry_after=status.retry_after, retry_at=retry_at,
-                               error=is_error,
-                               unschedulable_by=[status.plugin] if status.plugin else None)
-        self.records.setdefault(qp.key, PodRecord(qp.key)).message = message
+                pod, "False", messages.CONDITION_SCHEDULER_ERROR
+                if status.code is Code.ERROR else messages.CONDITION_UNSCHEDULABLE, message)
+        self.records.setdefault(pod.key, PodRecord(pod.key)).message = message
+
+
+def internal_error(point: str, exc: BaseException) -> Status:
+    """The Error that reports an unexpected exception on a pod."""
+    return error("", messages.INTERNAL_ERROR.format(
+        point=point, error=f"{type(exc).__name__}: {exc}"))
+
+
+def _waiting_cycle(waiting: WaitingPod, point: str) -> _Cycle:
+    return _Cycle(waiting.qp, point, waiting.fwk, waiting.state, waiting.node)
 
 
 def _with_pods(node: NodeInfo, pods: list[PodInfo]) -> NodeInfo:

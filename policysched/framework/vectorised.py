@@ -15,6 +15,7 @@ cluster-wide lists or ``now``), a pod with the same template skips even evaluati
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,14 +31,18 @@ from ..cel.compiler import compile_tree
 from ..cel.partial import NODE_PART, POD_PART, SHARED, free_names, shape, split
 from ..cel.vector import Evaluation, Fac, Num, Remainder, Scalar, Value, freeze
 from ..policy.model import ExtensionPoint, FilterRule, Normalization, Rule, ScoreRule
+from . import messages
 from .runner import (
+    HUGE,
     MAX_NODE_SCORE,
+    SHRINK,
     SUCCESS,
     CycleState,
     Framework,
     PolicyInstance,
     filter_rejection,
     filter_rule_status,
+    score_not_finite,
     score_out_of_range,
     score_value,
 )
@@ -52,6 +57,7 @@ POLICY_OWN = frozenset({"params", "variables"})  # what differs between two poli
 PASS, FAIL, OTHER = 1, 0, 2  # a filter rule's outcome on a node; OTHER: see ``statuses``
 
 Evaluator = Callable[[Mapping[str, Any]], Any]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -75,6 +81,7 @@ class _Plan:
     parts: dict[int, Any] = field(default_factory=dict)  # values of the parts read
     values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     statuses: dict[int, Status] = field(default_factory=dict)
+    fell_back: bool = False  # the columns failed once (logged once)
 
 
 def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
@@ -186,7 +193,7 @@ class NodeEvaluator:
             if not fwk.matches(state, instance):
                 continue
             plan = self._plan_for(instance, rule)
-            self._evaluate(plan, state, snapshot, filter_rows=True)
+            self._update(plan, state, snapshot, filter_rows=True)
             k = len(plans)
             plans.append(plan)
             if not (plan.constant and plan.values[0] == PASS):
@@ -222,15 +229,18 @@ class NodeEvaluator:
                 continue
             assert isinstance(rule, ScoreRule)
             plan = self._plan_for(instance, rule)
-            self._evaluate(plan, state, snapshot, filter_rows=False)
+            self._update(plan, state, snapshot, filter_rows=False)
             if plan.statuses:
                 for row in rows.tolist():
                     found = plan.statuses.get(row)
                     if found is not None:
                         return found, totals
             raw = plan.values[rows]
-            if not np.isfinite(raw).all():  # let the scalar arithmetic decide
-                return _scalar_scores(fwk, state, snapshot, rows)
+            infinite = np.flatnonzero(~np.isfinite(raw))
+            if len(infinite):
+                i = int(infinite[0])
+                return score_not_finite(rule, snapshot.nodes[int(rows[i])].name,
+                                        float(raw[i])), totals
             scores = _normalise(raw, rule.normalize)
             outside = np.flatnonzero(~((scores >= 0) & (scores <= MAX_NODE_SCORE)))
             if len(outside):
@@ -241,6 +251,24 @@ class NodeEvaluator:
         return SUCCESS, totals
 
     # -- one rule -----------------------------------------------------------------------
+
+    def _update(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
+                filter_rows: bool) -> None:
+        """``_evaluate``; should the columns fail in a way the scalar tier has no
+        counterpart for (an exception that is no CEL error), the rule's closure evaluates
+        every node, with the scalar tier's exact statuses, and the equivalence cache starts
+        over."""
+        try:
+            self._evaluate(plan, state, snapshot, filter_rows)
+        except Exception:  # isolation: one rule, one pod
+            if not plan.fell_back:
+                log.warning(messages.LOG_VECTORISED_FALLBACK, plan.rule.qualified_name,
+                            exc_info=True)
+                plan.fell_back = True
+            size = self.table.size
+            plan.values = np.zeros(size, np.int8 if filter_rows else np.float64)
+            plan.statuses, plan.index, plan.constant = {}, None, False
+            self._scalar_rows(plan, state, snapshot, list(range(size)), filter_rows)
 
     def _evaluate(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
                   filter_rows: bool) -> None:
@@ -254,7 +282,7 @@ class NodeEvaluator:
             if found is None:
                 try:
                     value = compute(base)
-                except CelError as e:
+                except Exception as e:  # raised again where it is read
                     value = e
                 found = memo[key] = (value, freeze(value))
             return found
@@ -296,8 +324,8 @@ class NodeEvaluator:
                 plan.used.append((k, frozen))
                 if not plan.template_only[k]:
                     plan.template = None
-            if type(value) is CelError:
-                raise value
+            if isinstance(value, Exception):
+                raise value.with_traceback(None)
             return value
 
         def node_part(k: int) -> Num | Fac:
@@ -323,7 +351,7 @@ class NodeEvaluator:
             act = _RowParts(pod_part, node_part, columns, row)
             try:
                 value = remainder(act)
-            except CelError:
+            except Exception:  # the rule's closure decides this node
                 value = None
             if filter_rows and type(value) is bool:
                 plan.values[row] = PASS if value else FAIL
@@ -432,17 +460,17 @@ def _normalise(raw: np.ndarray, how: Normalization) -> np.ndarray:
     if how is Normalization.NONE or not len(raw):
         return raw
     high, low = float(raw.max()), float(raw.min())
-    if how is Normalization.MAX:
-        return np.trunc(raw * MAX_NODE_SCORE / high) if high else np.zeros(len(raw))
-    if how is Normalization.REVERSE:
-        if not high:
-            return np.full(len(raw), float(MAX_NODE_SCORE))
-        return MAX_NODE_SCORE - np.trunc(raw * MAX_NODE_SCORE / high)
+    if max(high, -low) > HUGE:
+        raw = raw * SHRINK
+        high, low = high * SHRINK, low * SHRINK
+    with np.errstate(over="ignore"):  # ±Inf: far out of 0..100, as in the scalar tier
+        if how is Normalization.MAX:
+            return np.trunc(raw * MAX_NODE_SCORE / high) if high else np.zeros(len(raw))
+        if how is Normalization.REVERSE:
+            if not high:
+                return np.full(len(raw), float(MAX_NODE_SCORE))
+            return MAX_NODE_SCORE - np.trunc(raw * MAX_NODE_SCORE / high)
     span = high - low
     return (raw - low) * MAX_NODE_SCORE / span if span else np.zeros(len(raw))
 
 
-def _scalar_scores(fwk: Framework, state: CycleState, snapshot: Snapshot,
-                   rows: np.ndarray) -> tuple[Status, np.ndarray]:
-    status, totals, _ = fwk.run_score(state, [snapshot.nodes[r] for r in rows.tolist()])
-    return status, np.array(totals, np.int64)

@@ -120,15 +120,21 @@ _KIND = {
     "reference": DiagnosticKind.CEL_REFERENCE,
     "type": DiagnosticKind.CEL_TYPE,
     "cost": DiagnosticKind.CEL_COST,
+    "argument": DiagnosticKind.CEL_ARGUMENT,
 }
 
 
+Checkpoint = Callable[[Path], None]
+"""Called with an expression's path before it is compiled; raises to stop compiling (a
+compile deadline)."""
+
+
 def compile_policy(
-    document: LoadedDocument, *, schema_valid: bool = True
+    document: LoadedDocument, *, schema_valid: bool = True, checkpoint: Checkpoint | None = None
 ) -> tuple[Policy | None, list[Diagnostic]]:
     """Compile every CEL field of ``document``; the policy is built only when neither the
     schema (``schema_valid``) nor the compilation found an error."""
-    compiler = _PolicyCompiler(document, build=schema_valid)
+    compiler = _PolicyCompiler(document, build=schema_valid, checkpoint=checkpoint)
     compiler.run()
     if compiler.diagnostics or not schema_valid:
         return None, compiler.diagnostics
@@ -154,9 +160,11 @@ def path_text(path: Path) -> str:
 
 
 class _PolicyCompiler:
-    def __init__(self, document: LoadedDocument, *, build: bool) -> None:
+    def __init__(self, document: LoadedDocument, *, build: bool,
+                 checkpoint: Checkpoint | None = None) -> None:
         self.document = document
         self.building = build  # build model objects (only for schema-valid documents)
+        self.checkpoint = checkpoint
         self.diagnostics: list[Diagnostic] = []
         value = document.value if isinstance(document.value, dict) else {}
         spec = value.get("spec")
@@ -304,6 +312,8 @@ class _PolicyCompiler:
         text = _get(self.document.value, path)
         if not isinstance(text, str) or not text:
             return None
+        if self.checkpoint is not None:
+            self.checkpoint(path)
         yaml_document = self.document.yaml
         try:
             program = compile_expression(text, self.environment(scope), expected=expected)

@@ -19,6 +19,7 @@ class DiagnosticKind(StrEnum):
     IO = "io"                          # unreadable file, not UTF-8
     YAML = "yaml"                      # not YAML, duplicate key, unsupported tag
     DOCUMENT = "document"              # a document that is not a policy (or a ConfigMap of them)
+    LIMIT = "limit"                    # input beyond a limit of policyLimits (size, depth, ...)
     UNKNOWN_FIELD = "unknown-field"
     SCHEMA = "schema"                  # wrong type, missing required field, value out of range
     DUPLICATE_NAME = "duplicate-name"  # rule, variable or policy name used twice
@@ -26,6 +27,7 @@ class DiagnosticKind(StrEnum):
     CEL_REFERENCE = "cel-reference"    # undeclared name, or not available at this point
     CEL_TYPE = "cel-type"
     CEL_COST = "cel-cost"
+    CEL_ARGUMENT = "cel-argument"      # a literal the function refuses (invalid regex ...)
 
 
 @dataclass(frozen=True)

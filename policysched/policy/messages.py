@@ -17,7 +17,25 @@ DUPLICATE_KEY = 'duplicate key "{key}" (first defined at line {line})'
 NON_SCALAR_KEY = "a mapping key must be a plain value, not a {kind}"
 UNSUPPORTED_TAG = 'unsupported YAML tag "{tag}"'
 RECURSIVE_ALIAS = "recursive YAML alias"
-TOO_MANY_NODES = "document too large: aliases expand to more than {limit} values"
+NUMBER_TOO_LONG = "number too long: more than {limit} characters"
+INVALID_NUMBER = "invalid number: {reason}"
+
+# --- limits on policy input (each template gets {limit} and {setting}) -----------------
+LIMIT_SETTING = "policyLimits.{key} in the SchedulerConfiguration"
+TOO_MANY_BYTES = "too large to read: more than {limit} bytes ({setting})"
+TOO_MANY_DOCUMENTS = "too many documents: more than {limit} ({setting})"
+TOO_DEEP = "nested too deeply: more than {limit} levels of mappings and lists ({setting})"
+ALIAS_EXPANSION = (
+    "YAML aliases expand the text to more than {limit} times its size ({setting})"
+)
+EXPRESSION_TOO_LONG = (
+    "{field}: expression too long: {length} characters, more than {limit} ({setting})"
+)
+TOO_MANY_RULES = "too many rules: {count}, more than {limit} ({setting})"
+TOO_MANY_VARIABLES = "too many variables: {count}, more than {limit} ({setting})"
+COMPILE_TIMEOUT = (
+    "compiling the changed policies took more than {limit:g} s: stopped here ({setting})"
+)
 
 # --- documents -------------------------------------------------------------------------
 DOCUMENT_NOT_MAPPING = "a document must be a mapping with apiVersion and kind, not {actual}"
@@ -35,6 +53,16 @@ EMBEDDED_WRONG_KIND = (
 CONFIGMAP_VALUE_NOT_STRING = 'ConfigMap data "{key}" must be a string, not {actual}'
 CONFIGMAP_DATA_NOT_MAPPING = "ConfigMap data must be a mapping of keys to policy YAML"
 CONFIGMAP_ORIGIN = "{namespace}/{name}[{key}]"
+# A data key the API server refuses; the reasons are IsConfigMapKey's (k8s.io/apimachinery).
+CONFIGMAP_KEY_INVALID = "invalid ConfigMap data key {key}: {reasons}"
+CONFIGMAP_KEY_TOO_LONG = "must be no more than {limit} characters"
+CONFIGMAP_KEY_CHARACTERS = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' "
+    "(e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+    "'{pattern}')"
+)
+CONFIGMAP_KEY_DOTS = "must not be '{key}'"
+CONFIGMAP_KEY_DOT_DOT = "must not start with '..'"
 LIST_ITEMS_NOT_LIST = "items of a List must be a list"
 
 # --- schema ----------------------------------------------------------------------------
@@ -83,6 +111,7 @@ CEL_KINDS = {
     "reference": "reference error",
     "type": "type error",
     "cost": "cost limit exceeded",
+    "argument": "compile error",
 }
 VARIABLE_FIELD = "variable {name}"
 

@@ -8,9 +8,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from . import messages, schema
-from .compile import compile_policy
+from .compile import Checkpoint, compile_policy
 from .diagnostics import Diagnostic, DiagnosticKind, sort_key
 from .documents import CONFIGURATION_KIND, POLICY_KIND, LoadedDocument
+from .limits import DEFAULT_LIMITS, PolicyLimits
 from .loader import LoadResult, load_paths
 from .model import Policy
 
@@ -34,9 +35,10 @@ class PolicySet:
         return next((p for p in self.policies if p.name == name), None)
 
 
-def load_policy_set(paths: Iterable[str | os.PathLike[str]]) -> PolicySet:
+def load_policy_set(paths: Iterable[str | os.PathLike[str]],
+                    limits: PolicyLimits = DEFAULT_LIMITS) -> PolicySet:
     """Everything under ``paths`` (files and directories), validated and compiled."""
-    return build_policy_set(load_paths(paths))
+    return build_policy_set(load_paths(paths, limits))
 
 
 CompiledDocument = tuple[list[Diagnostic], Policy | None]
@@ -44,12 +46,14 @@ CompiledDocument = tuple[list[Diagnostic], Policy | None]
 it has errors)."""
 
 
-def compile_document(document: LoadedDocument) -> CompiledDocument:
-    """Schema-validate one document and compile it when it is a policy."""
+def compile_document(document: LoadedDocument, checkpoint: Checkpoint | None = None
+                     ) -> CompiledDocument:
+    """Schema-validate one document and compile it when it is a policy (``checkpoint``:
+    see ``compile_policy``)."""
     problems = schema.validate(document)
     if document.kind == CONFIGURATION_KIND:
         return problems, None
-    policy, errors = compile_policy(document, schema_valid=not problems)
+    policy, errors = compile_policy(document, schema_valid=not problems, checkpoint=checkpoint)
     return problems + errors, policy
 
 

@@ -5,6 +5,7 @@ from typing import Any
 
 from policysched.cache.node_info import NodeInfo
 from policysched.cache.objects import PodInfo, pod_info
+from policysched.cel.values import INT64_MAX, INT64_MIN
 from policysched.policy.variables import NODE_TYPE
 
 from .objects_builder import make_node, make_pod
@@ -99,6 +100,22 @@ def test_free_goes_negative_on_an_overcommitted_node() -> None:
     node.add_pod(_pod("a", cpu="1"))
     node.add_pod(_pod("b", cpu="1"))
     assert node.free["cpu"] == -1000 and node.free["pods"] == -1
+
+
+def test_requested_saturates_at_int64_so_free_stays_int64() -> None:
+    node = NodeInfo.of(make_node("n1", memory="8Ei"))  # 2^63-1 bytes
+    a, b = _pod("a", memory="8Ei"), _pod("b", memory="4Ei")
+    node.add_pod(a)
+    node.add_pod(b)
+    assert node.usage["memory"] == INT64_MAX + 4 * 2**60  # the exact sum is kept ...
+    assert node.requested["memory"] == INT64_MAX and node.free["memory"] == 0  # ... not shown
+    node.set_node(make_node("n1", memory="1Ki"))
+    assert node.requested["memory"] == INT64_MAX and node.free["memory"] == 1024 - INT64_MAX
+    node.remove_pod(a)
+    assert node.requested["memory"] == 4 * 2**60 and node.free["memory"] == 1024 - 4 * 2**60
+    assert type_errors(node.view, NODE_TYPE) == []
+    assert all(INT64_MIN <= v <= INT64_MAX for field in ("allocatable", "requested", "free")
+               for v in node.view[field].values())
 
 
 def test_clone_is_independent() -> None:

@@ -92,3 +92,22 @@ def test_nodes_added_start_the_columns_over_and_changes_are_logged() -> None:
     assert table.size == 4 and table.changed_since(epoch) is None
     column, _ = table.column("pods", lambda n: n.pod_count)
     assert isinstance(column, Num) and column.data.tolist() == [1, 0, 1, 0]
+
+
+def test_ints_beyond_int64_are_factorised_not_overflowed() -> None:
+    # CEL ints are int64, but a raw view may hold any int: the column must still hold it
+    cache = cluster(3)
+    table = NodeTable()
+    table.refresh(cache.snapshot())
+    huge = {"n0": 2**70}
+    column, _ = table.column("big", lambda n: huge.get(n.name, n.pod_count))
+    assert isinstance(column, Fac)
+    assert [column.uniques[c] for c in column.codes.tolist()] == [2**70, 0, 0]
+    column, _ = table.column("small", lambda n: huge.get(n.name, 0) if n.pod_count else 1)
+    assert isinstance(column, Num) and column.data.tolist() == [1, 1, 1]
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("p1", "n0")))  # n0's row becomes 2**70
+    table.refresh(cache.snapshot())
+    column, values = table.column("small", lambda n: huge.get(n.name, 0) if n.pod_count else 1)
+    assert values == [2**70, 1, 1]
+    assert isinstance(column, Fac)
+    assert [column.uniques[c] for c in column.codes.tolist()] == [2**70, 1, 1]

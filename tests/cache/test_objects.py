@@ -15,6 +15,7 @@ from policysched.cache.objects import (
     priority_class_spec,
 )
 from policysched.cel import compile_expression
+from policysched.cel.values import INT64_MAX
 from policysched.policy import variables
 from policysched.policy.variables import NODE_TYPE, OBJECT_TYPES, POD_TYPE
 
@@ -174,9 +175,41 @@ def test_quantities_become_ints(resource: str, quantity: Any, expected: int) -> 
     assert _requests({"containers": [_container(**{resource: quantity})]}) == {resource: expected}
 
 
+# Node amounts the API server accepts (any non-negative quantity) stay int64: kube's
+# Value() / MilliValue() saturated (see cel.library.quantity.quantity_int)
+@pytest.mark.parametrize(
+    ("quantity", "value", "milli"),
+    [
+        ("8Ei", INT64_MAX, INT64_MAX),
+        ("7Ei", 7 * 2**60, INT64_MAX),
+        ("1e19", INT64_MAX, INT64_MAX),
+        ("99999999999999999999999999999", INT64_MAX, INT64_MAX),
+        ("9223372036854775807m", 9223372036854776, INT64_MAX),
+        ("1e9999", INT64_MAX, INT64_MAX),
+    ],
+)
+def test_huge_node_amounts_saturate_at_int64(quantity: str, value: int, milli: int) -> None:
+    view = node_view(make_node("n", cpu=quantity, memory=quantity, pods=quantity))
+    assert view["allocatable"] == {"cpu": milli, "memory": value, "pods": value}
+    assert view["free"] == view["allocatable"]
+    assert type_errors(view, NODE_TYPE) == []
+
+
+def test_pod_sums_saturate_at_int64() -> None:
+    huge = [_container(cpu="8Ei", memory="8Ei"), _container(cpu="1", memory="8Ei")]
+    assert _requests({"containers": huge, "overhead": {"memory": "1"}}) == \
+        {"cpu": INT64_MAX, "memory": INT64_MAX}
+    limits = {"limits": {"memory": "5Ei"}}
+    info = pod_info({"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "a", "resources": limits}, {"name": "b", "resources": limits}]}})
+    assert info.limits == info.requests == {"memory": INT64_MAX}  # requests default to limits
+
+
 @pytest.mark.parametrize(
     ("obj", "field", "reason"),
     [
+        ({"metadata": {"name": "p"}, "spec": {"containers": [_container(cpu="-0.5m")]}},
+         "spec.containers[0].resources.requests.cpu", "negative"),  # even if it rounds to 0
         ({"metadata": {}}, "metadata.name", "required"),
         ({"metadata": {"name": ""}}, "metadata.name", "empty"),
         ("pod", "", "mapping"),

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from policysched.cel import ast, checker, parser
+from policysched.cel import CelError, ast, checker, compile_expression, parser
 from policysched.cel.environment import Environment
 from policysched.cel.errors import CelCompileError, CompileErrorKind
 from policysched.cel.library import Function, Overload, standard_library
@@ -340,15 +340,17 @@ def test_require_result() -> None:
 @pytest.mark.parametrize(("text", "kind", "message", "offset"), [
     ("x + 1", "reference", "undeclared reference to 'x'", 0),
     ("1 + foo", "reference", "undeclared reference to 'foo'", 4),
-    ("nosuch(1)", "reference", "undeclared reference to 'nosuch'", 0),
-    ("'a'.nosuch()", "reference", "undeclared reference to 'nosuch'", 4),
+    ("nosuch(1)", "reference", "undeclared reference to 'nosuch'", 6),
+    ("'a'.nosuch()", "reference", "undeclared reference to 'nosuch'", 10),
     ("1 + 'a'", "type", "found no matching overload for '_+_' applied to '(int, string)'", 2),
     ("'abc'.startsWith(1)", "type",
-     "found no matching overload for 'startsWith' applied to 'string.(int)'", 6),
-    ("size(1)", "type", "found no matching overload for 'size' applied to '(int)'", 0),
+     "found no matching overload for 'startsWith' applied to 'string.(int)'", 16),
+    ("size(1)", "type", "found no matching overload for 'size' applied to '(int)'", 4),
     ("!1", "type", "found no matching overload for '!_' applied to '(int)'", 0),
     ("-'a'", "type", "found no matching overload for '-_' applied to '(string)'", 0),
-    ("1 && true", "type", "found no matching overload for '_&&_' applied to '(int, bool)'", 2),
+    ("1 && true", "type", "expected type 'bool' but found 'int'", 0),
+    ("true && 1 && b", "type", "expected type 'bool' but found 'int'", 8),
+    ("true || (1 + 2)", "type", "expected type 'bool' but found 'int'", 11),
     ("true ? 1 : 'a'", "type",
      "found no matching overload for '_?_:_' applied to '(bool, int, string)'", 5),
     ("[1][0u]", "type", "found no matching overload for '_[_]' applied to '(list(int), uint)'",
@@ -361,6 +363,7 @@ def test_require_result() -> None:
     ("[1].filter(x, 'a')", "type", "predicate of 'filter' must evaluate to bool", 14),
     ("1.optMap(x, x)", "type", "optMap requires an optional value, found int", 0),
     ("[?1]", "type", "optional list element must be optional_type, found int", 2),
+    ("{?1: 2}", "type", "optional map entry must be optional_type, found int", 5),
 ])
 def test_error(text: str, kind: str, message: str, offset: int) -> None:
     err = error(text)
@@ -408,6 +411,95 @@ def test_unavailable_variable_reports_the_reason() -> None:
 def test_first_error_in_source_order() -> None:
     err = error("a + b")
     assert err.message == "undeclared reference to 'a'" and err.offset == 0
+
+
+# ------------------------------------------------------------------------------------
+# Literal arguments a function refuses (cel-go's regex / timestamp / duration validators)
+
+LITERAL_ENV = Environment(variables={"s": STRING, "x": STRING})
+
+BAD_PATTERNS = [
+    "a**",            # bad repetition operator
+    "[z-a]",          # invalid character class range
+    "(?<=a)b",        # no look-behind in RE2
+    "(a)\\1",         # no back-references
+    "a{1001}",        # repetition over RE2's 1000
+    "\\pL{1000}",     # over the run-time engine's memory budget for one pattern
+    "(unclosed",
+]
+
+
+@pytest.mark.parametrize("pattern", BAD_PATTERNS)
+@pytest.mark.parametrize(("template", "function"), [
+    ("s.matches({p})", "matches"),
+    ("matches(s, {p})", "matches"),
+    ("s.find({p})", "find"),
+    ("s.findAll({p})", "findAll"),
+    ("s.findAll({p}, 2)", "findAll"),
+    ("s.size() > 0 && [s].exists(v, v.matches({p}))", "matches"),
+])
+def test_invalid_regex_literal_is_a_compile_error_at_the_literal(
+        template: str, function: str, pattern: str) -> None:
+    literal = "'" + pattern.replace("\\", "\\\\") + "'"
+    text = template.format(p=literal)
+    err = error(text, LITERAL_ENV)
+    assert err.kind == CompileErrorKind.ARGUMENT
+    assert err.offset == text.index(literal)
+    assert err.message.startswith(f"invalid {function} argument: invalid regular expression ")
+
+
+@pytest.mark.parametrize("pattern", [*BAD_PATTERNS, "a*", "^[a-z0-9]([-a-z0-9]*)?$",
+                                     "(?i)x", "\\d{1000}", "(?P<n>a)", "\\C", ""])
+def test_compile_time_and_run_time_agree_on_every_pattern(pattern: str) -> None:
+    literal = "'" + pattern.replace("\\", "\\\\") + "'"
+    try:
+        compile_expression(f"s.matches({literal})", LITERAL_ENV)
+        refused = False
+    except CelCompileError:
+        refused = True
+    dynamic = compile_expression("s.matches(x)", LITERAL_ENV)
+    try:
+        dynamic.evaluate({"s": "abc", "x": pattern})
+        fails = False
+    except CelError:
+        fails = True
+    assert refused == fails
+
+
+@pytest.mark.parametrize(("call", "fragment"), [
+    ("timestamp('noon')", "is not an RFC 3339 timestamp"),
+    ("timestamp('2024-02-30T00:00:00Z')", "is not an RFC 3339 timestamp"),
+    ("duration('1x')", "unknown unit"),
+    ("quantity('1Q')", "invalid quantity '1Q'"),
+    ("quantityMilli('9Ei')", "out of int64 range"),
+    ("ip('1.2.3')", "IP Address '1.2.3' parse error"),
+    ("cidr('10.0.0.0/33')", "network address parse error"),
+    ("int('12x')", "type conversion error"),
+    ("uint('-1')", "type conversion error"),
+    ("double('1,5')", "type conversion error"),
+    ("bool('maybe')", "type conversion error"),
+])
+def test_constant_conversion_that_always_fails_is_a_compile_error(
+        call: str, fragment: str) -> None:
+    text = f"s == '' || {call} != {call}"
+    err = error(text, LITERAL_ENV)
+    assert err.kind == CompileErrorKind.ARGUMENT
+    assert err.offset == text.index("'", text.index(call))
+    name = call.split("(")[0]
+    assert err.message.startswith(f"invalid {name} argument: ") and fragment in err.message
+
+
+@pytest.mark.parametrize("text", [
+    "timestamp('2024-01-01T00:00:00Z') < timestamp(s)",
+    "duration('1h30m') > duration('0s')",
+    "quantity('1.5Gi') > 0 && quantityMilli('500m') == 500",
+    "ip('10.0.0.1').family() == 4 && cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))",
+    "int('-12') + int(s) == 0 && bool('true') && uint('1') == 1u && double('1e3') > 0.0",
+    "s.matches(x) && s.find(s + '*') == '' && int(x) == 1",  # not literals: run-time errors
+    "timestamp(1700000000) > timestamp(0)",                # not strings
+])
+def test_valid_or_non_literal_arguments_are_accepted(text: str) -> None:
+    assert check(text, LITERAL_ENV).type == BOOL
 
 
 # ------------------------------------------------------------------------------------

@@ -435,10 +435,10 @@ def test_node_offsets() -> None:
     assert isinstance(index, ast.Call) and index.function == ast.INDEX
     assert index.offset == text.index("[")
     call = index.args[0]
-    assert isinstance(call, ast.Call) and call.function == "f" and call.offset == 6
+    assert isinstance(call, ast.Call) and call.function == "f" and call.offset == 7
     assert call.args[0] == ast.Ident(8, "x")
     assert isinstance(member, ast.Call) and member.function == "g"
-    assert member.offset == text.index("g(")
+    assert member.offset == text.index("g(") + 1  # calls sit on their "(" (cel-go)
     assert member.target == ast.Ident(text.index("m."), "m")
     assert member.args[1] == ast.Literal(text.index("'z'"), "z")
 
@@ -490,7 +490,6 @@ def test_whitespace_and_comments() -> None:
         ("f(a b)", 4, "unexpected identifier 'b', expected ',' or ')'"),
         ("[1 2]", 3, "unexpected number '2', expected ',' or ']'"),
         ("[1,,2]", 3, "unexpected ',', expected an expression"),
-        ("[,]", 1, "unexpected ',', expected an expression"),
         ("{1 2}", 3, "unexpected number '2', expected ':' after the map key"),
         ("{1: 2 3: 4}", 6, "unexpected number '3', expected ',' or '}'"),
         ("M{1: 2}", 2, "unexpected number '1', expected a field name"),
@@ -537,6 +536,10 @@ def test_list_map_and_message_literals() -> None:
     assert p(".a.M{}") == ".a.M{}"
     assert p("M{`a-b`: 1}") == "M{a-b:1}"
     assert p("M{}.f") == "(. M{} f)"
+    # as cel-go's grammar: an empty literal may keep its trailing comma, nothing else may
+    assert (p("[,]"), p("{,}"), p("M{,}")) == ("[]", "{}", "M{}")
+    assert err("[,1]").message == "unexpected ',', expected an expression"
+    assert err("{,1: 2}").offset == 1
     node = parse("pkg.Msg{x: 1}")
     assert isinstance(node, ast.CreateStruct)
     assert node.type_name == "pkg.Msg" and node.offset == 0
@@ -573,7 +576,7 @@ def test_calls() -> None:
     assert p("a.f()") == "(a.f)"
     assert p("math.abs(-1)") == "(math.abs -1)"
     node = parse("math.abs(x)")
-    assert node == ast.Call(5, "abs", (ast.Ident(9, "x"),), ast.Ident(0, "math"))
+    assert node == ast.Call(8, "abs", (ast.Ident(9, "x"),), ast.Ident(0, "math"))
     assert isinstance(node, ast.Call) and node.target is not None
     assert ast.qualified_name(node.target) == "math"
     node = parse("a.b.c.f(x)")
@@ -583,7 +586,7 @@ def test_calls() -> None:
 
 def test_has_macro() -> None:
     node = parse("has(a.b)")
-    assert node == ast.Select(0, ast.Ident(4, "a"), "b", test_only=True)
+    assert node == ast.Select(3, ast.Ident(4, "a"), "b", test_only=True)
     assert p("has(a.b.c)") == "(has. (. a b) c)"
     assert p("has(a.`b-c`)") == "(has. a b-c)"
     assert p("has({}.?x.y)") == "(has. (.? {} x) y)"
@@ -598,12 +601,12 @@ def test_has_macro() -> None:
     ("text", "offset"),
     [
         ("has(a)", 4),
-        ("has(a[0])", 4),
-        ("has(a.b())", 4),
-        ("has(a.?b)", 4),
+        ("has(a[0])", 5),
+        ("has(a.b())", 7),
+        ("has(a.?b)", 5),
         ("has(1)", 4),
-        ("x && has( f(y) )", 10),
-        ("has(has(a.b))", 4),
+        ("x && has( f(y) )", 11),
+        ("has(has(a.b))", 7),
     ],
 )
 def test_has_macro_errors(text: str, offset: int) -> None:
@@ -653,12 +656,12 @@ def test_macro_expansion(text: str, tree: str) -> None:
 def test_macro_node_fields() -> None:
     node = parse("items.map(i, i > 0, i * 2)")
     assert node == ast.Macro(
-        6, ast.MAP_FILTER, ast.Ident(0, "items"), "i", None,
+        9, ast.MAP_FILTER, ast.Ident(0, "items"), "i", None,
         (ast.Call(15, ast.GT, (ast.Ident(13, "i"), ast.Literal(17, 0))),
          ast.Call(22, ast.MUL, (ast.Ident(20, "i"), ast.Literal(24, 2)))),
     )
     node = parse("cel.bind(x, 1, x)")
-    assert node == ast.Macro(0, ast.BIND, None, "x", None,
+    assert node == ast.Macro(8, ast.BIND, None, "x", None,
                              (ast.Literal(12, 1), ast.Ident(15, "x")))
     node = parse("cel.block([a], b)")
     assert isinstance(node, ast.Macro)
@@ -695,14 +698,14 @@ def test_macro_names_with_other_arities_are_calls(text: str, tree: str) -> None:
     ("text", "offset", "fragment"),
     [
         ("x.all(1, p)", 6, "argument must be a simple name"),
-        ("x.exists(a.b, p)", 9, "argument must be a simple name"),
-        ("x.map(f(y), y)", 6, "argument must be a simple name"),
-        ("x.map(y + 1, y, y)", 6, "argument must be a simple name"),
+        ("x.exists(a.b, p)", 10, "argument must be a simple name"),
+        ("x.map(f(y), y)", 7, "argument must be a simple name"),
+        ("x.map(y + 1, y, y)", 8, "argument must be a simple name"),
         ("x.filter(.y, p)", 9, "argument must be a simple name"),
         ("x.all(i, 2, p)", 9, "argument must be a simple name"),
-        ("x.transformMap(k, v.w, p)", 18, "argument must be a simple name"),
+        ("x.transformMap(k, v.w, p)", 19, "argument must be a simple name"),
         ("o.optMap('v', v)", 9, "argument must be a simple name"),
-        ("cel.bind(a.b, 1, 2)", 9, "argument must be a simple name"),
+        ("cel.bind(a.b, 1, 2)", 10, "argument must be a simple name"),
         ("x.all(a, a, p)", 9, "duplicate variable name 'a'"),
         ("x.transformList(i, i, e)", 19, "duplicate variable name 'i'"),
         ("cel.block(x, y)", 10, "cel.block requires a list literal"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import threading
 import time
@@ -23,6 +24,7 @@ import pytest
 kubernetes = pytest.importorskip("kubernetes")
 
 from policysched.cache.objects import pod_info  # noqa: E402
+from policysched.cluster import kube_messages as km  # noqa: E402
 from policysched.cluster.backend import (  # noqa: E402
     BackendError,
     BindError,
@@ -71,6 +73,7 @@ class FakeApiServer:
         self.binding_gate: threading.Event | None = None  # set: binds wait for it to open
         self.binding_active = 0  # binding requests being served now
         self.binding_peak = 0
+        self.down = False  # True: every request is dropped unanswered (a restarting server)
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -92,6 +95,9 @@ class FakeApiServer:
                 self.wfile.write(data)
 
             def _handle(self, method: str) -> None:
+                if server.down:
+                    self.close_connection = True
+                    return
                 url = urllib.parse.urlsplit(self.path)
                 query = dict(urllib.parse.parse_qsl(url.query))
                 body = self._body() if method in ("POST", "PATCH", "DELETE") else None
@@ -278,6 +284,11 @@ class FakeApiServer:
                 if uid and uid != current["metadata"]["uid"]:
                     return 422, {"code": 422, "reason": "Invalid", "message": "immutable",
                                  "details": {"causes": [{"field": "metadata.uid"}]}}
+                version = ((body or {}).get("metadata") or {}).get("resourceVersion")
+                if version and version != current["metadata"]["resourceVersion"]:
+                    return 409, {"code": 409, "reason": "Conflict", "message":
+                                 "the object has been modified; please apply your changes "
+                                 "to the latest version and try again"}
                 obj = json.loads(json.dumps(current))
                 _patch(obj, body, strategic="strategic" in content_type)
                 return 200, self.put(resource, obj)
@@ -625,6 +636,44 @@ def test_watch_reconnects_after_a_server_error(server: FakeApiServer,
     assert ("ADDED", "Pod", "p2") in summary(events)
 
 
+def test_an_outage_is_logged_once_per_client_not_per_retry(
+        server: FakeApiServer, backend: KubeBackend, caplog: pytest.LogCaptureFixture) -> None:
+    """While the API server is down, the informers retry, events and status patches fail
+    and binds fail: each client logs one warning when it loses the connection and one info
+    line when it is back, and urllib3 adds none of its own per-request retry warnings."""
+    caplog.set_level(logging.INFO)
+    names = [f"p{i}" for i in range(3)]
+    for name in names:
+        server.put("pods", pod(name))
+    server.put("nodes", node("n1"))
+    started(backend)
+    server.down = True
+    server.drop_watches()
+    for name in names:
+        backend.record_event(info(server, name), "Warning", "FailedScheduling", "m")
+        backend.set_pod_condition(info(server, name), "False", "Unschedulable", "m")
+        with pytest.raises(BindError):
+            backend.bind(info(server, name), "n1")
+    wait_for(lambda: backend.events.failed == len(names), timeout=10)
+    assert backend.nodes.connection.failing and backend.pods.connection.failing
+    server.down = False
+    server.put("pods", pod("after"))
+    collect(backend, lambda es: any(e.obj["metadata"]["name"] == "after" for e in es),
+            timeout=10)
+    wait_for(lambda: not backend.nodes.connection.failing, timeout=10)
+    backend.bind(info(server, "after"), "n1")
+    backend.record_event(info(server, "after"), "Normal", "Scheduled", "m")
+    backend.events.close()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    clients = (km.CONNECTION_INFORMER.format(resource="Node"),
+               km.CONNECTION_INFORMER.format(resource="Pod"), km.CONNECTION_EVENTS,
+               km.CONNECTION_POD_WRITES)
+    assert sorted(w.split(":")[0] for w in warnings) == sorted(clients), warnings
+    assert all("lost connection to the API server" in w for w in warnings), warnings
+    back = [r.getMessage() for r in caplog.records if "reconnected" in r.getMessage()]
+    assert sorted(m.split(":")[0] for m in back) == sorted(clients), back
+
+
 def test_pod_groups_are_watched_when_the_api_is_served() -> None:
     server = FakeApiServer(podgroups=True).start()
     try:
@@ -796,7 +845,9 @@ def test_set_pod_condition_patches_status_once(server: FakeApiServer,
     assert condition["reason"] == "Unschedulable"
     assert condition["message"] == "0/3 nodes are available"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", condition["lastTransitionTime"])
-    assert body["metadata"] == {"uid": p1.uid}
+    # the pod as the informer saw it: a precondition (a failure never lands on a bound pod)
+    assert body["metadata"] == {"uid": p1.uid, "resourceVersion": p1.obj["metadata"][
+        "resourceVersion"]}
     collect(backend, lambda es: bool(es))
     count = writes(server)
     backend.set_pod_condition(p1, "False", "Unschedulable", "0/3 nodes are available")
@@ -838,6 +889,41 @@ def test_status_patch_failures_are_logged_not_raised(server: FakeApiServer,
     stored = server.get("pods", "default/p1")
     assert stored is not None
     assert stored["status"]["conditions"][0]["message"] == "m2"
+
+
+def _bind_in_server(server: FakeApiServer, name: str) -> None:
+    """Bind a pod as the API server does (nodeName, PodScheduled=True)."""
+    bound = json.loads(json.dumps(server.get("pods", f"default/{name}")))
+    bound["spec"]["nodeName"] = "n1"
+    _set_condition(bound, {"type": "PodScheduled", "status": "True"})
+    server.put("pods", bound)
+
+
+def test_a_failure_is_never_written_on_a_pod_bound_meanwhile(
+        server: FakeApiServer, backend: KubeBackend) -> None:
+    """A bind whose answer was lost (the API server died) is a failure for the engine, but
+    the pod may be bound. p0: the informer saw the binding; p1: the informer lags (the API
+    server is restarting) and only the server knows; p2 was only relabelled meanwhile.
+    PodScheduled=False is written on p2's live version, never on a bound pod."""
+    for name in ("p0", "p1", "p2"):
+        server.put("pods", pod(name))
+    started(backend)
+    stale = {name: info(server, name) for name in ("p0", "p1", "p2")}
+    _bind_in_server(server, "p0")
+    wait_for(lambda: (backend.pods.get("default/p0") or {})["spec"].get("nodeName"))
+    backend.pods.stop()  # from now on the informer's pods are stale
+    _bind_in_server(server, "p1")
+    relabelled = json.loads(json.dumps(server.get("pods", "default/p2")))
+    relabelled["metadata"]["labels"] = {"team": "a"}
+    server.put("pods", relabelled)
+    for name in ("p0", "p1", "p2"):
+        backend.set_pod_condition(stale[name], "False", "SchedulerError", "binding rejected")
+    conditions = {name: (server.get("pods", f"default/{name}") or {})["status"]["conditions"]
+                  for name in ("p0", "p1", "p2")}
+    for name in ("p0", "p1"):
+        assert [(c["status"], c.get("message")) for c in conditions[name]] == [("True", None)]
+    assert [(c["status"], c["message"]) for c in conditions["p2"]] == [
+        ("False", "binding rejected")]
 
 
 def test_nominated_node_and_metadata_patches(server: FakeApiServer,

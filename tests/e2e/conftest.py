@@ -106,15 +106,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[support.Cluste
         attached.api.close()
         return
     cluster_dir = tmp_path_factory.mktemp("cluster", numbered=True)
-    failures: list[str] = []
-    running: support.Cluster | None = None
-    for _ in range(2):  # one retry: a start-up can lose a race for a port on a busy machine
-        try:
-            running = support.start_cluster(cluster_dir)
-            break
-        except support.ClusterError as e:
-            failures.append(str(e))
-            support.stop_cluster(cluster_dir)  # whatever `up` left behind
+    running, failures = support.start_private_cluster(cluster_dir)
     if running is None:  # a failure, never a skip: the suite cannot run without its cluster
         pytest.fail("\n\n".join(failures), pytrace=False)
     if failures:
@@ -136,18 +128,13 @@ def admin_api(cluster: support.Cluster) -> Any:
 @pytest.fixture(scope="session")
 def installed(cluster: support.Cluster) -> support.Cluster:
     """The deploy manifests a cluster admin applies before the scheduler runs."""
-    support.apply_files(cluster.api, *support.RBAC_MANIFESTS, support.POLICY_CONFIGMAPS)
-    support.apply_files(cluster.api, "podgroup-crd.yaml", directory=support.HERE)
-    support.wait_for_api(cluster.api, "scheduling.x-k8s.io", "v1alpha1", "podgroups")
+    support.install(cluster)
     return cluster
 
 
 @pytest.fixture(scope="session")
 def sa_kubeconfig(installed: support.Cluster) -> Path:
-    token = support.mint_token(installed.api, support.SYSTEM_NAMESPACE, support.SERVICE_ACCOUNT)
-    return support.write_kubeconfig(installed.dir / "policysched-sa.kubeconfig", installed,
-                                    f"system:serviceaccount:{support.SYSTEM_NAMESPACE}:"
-                                    f"{support.SERVICE_ACCOUNT}", token)
+    return support.service_account_kubeconfig(installed)
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -131,6 +132,20 @@ def start_cluster(cluster_dir: Path, nodes: int = NODE_COUNT) -> Cluster:
     return Cluster(cluster_dir, env, api, seconds)
 
 
+def start_private_cluster(cluster_dir: Path, nodes: int = NODE_COUNT,
+                          attempts: int = 2) -> tuple[Cluster | None, list[str]]:
+    """``start_cluster``, tried again when it fails (a start-up can lose a race for a port
+    on a busy machine); the cluster (None if every attempt failed) and the failures."""
+    failures: list[str] = []
+    for _ in range(attempts):
+        try:
+            return start_cluster(cluster_dir, nodes), failures
+        except ClusterError as e:
+            failures.append(str(e))
+            stop_cluster(cluster_dir)  # whatever `up` left behind
+    return None, failures
+
+
 def attach_cluster(cluster_dir: Path) -> Cluster:
     """A cluster already running in ``cluster_dir`` (``cluster.sh status`` passes)."""
     from kubernetes import config
@@ -190,6 +205,14 @@ def apply_files(api: Any, *names: str, directory: Path = DEPLOY) -> None:
         apply(api, load_manifests(directory / name))
 
 
+def install(cluster: Cluster) -> None:
+    """What a cluster admin applies before the scheduler runs: the namespace, the
+    ServiceAccount and RBAC manifests, the policy ConfigMaps, and a minimal PodGroup CRD."""
+    apply_files(cluster.api, *RBAC_MANIFESTS, POLICY_CONFIGMAPS)
+    apply_files(cluster.api, "podgroup-crd.yaml", directory=HERE)
+    wait_for_api(cluster.api, "scheduling.x-k8s.io", "v1alpha1", "podgroups")
+
+
 def wait_for_api(api: Any, group: str, version: str, resource: str,
                  timeout: float = 30.0) -> None:
     """Until the API server's discovery serves ``resource`` in ``group/version`` (a newly
@@ -238,6 +261,15 @@ def write_kubeconfig(path: Path, cluster: Cluster, user: str, token: str) -> Pat
     path.write_text(yaml.safe_dump(config, sort_keys=False))
     path.chmod(0o600)
     return path
+
+
+def service_account_kubeconfig(cluster: Cluster) -> Path:
+    """A kubeconfig (in the cluster directory) with a token of the policysched
+    ServiceAccount, minted through the TokenRequest API."""
+    token = mint_token(cluster.api, SYSTEM_NAMESPACE, SERVICE_ACCOUNT)
+    return write_kubeconfig(cluster.dir / "policysched-sa.kubeconfig", cluster,
+                            f"system:serviceaccount:{SYSTEM_NAMESPACE}:{SERVICE_ACCOUNT}",
+                            token)
 
 
 def client_for(kubeconfig: Path) -> Any:
@@ -528,6 +560,84 @@ def wait_for_deletion(core: Any, namespace: str, name: str, uid: str | None,
             pass
         finally:
             stream.stop()
+
+
+class PodTracker:
+    """The pods of one namespace as a watch reports them, kept by a daemon thread that lists
+    again after any error, so that it outlives an API server restart. ``wait_until`` checks
+    a predicate on the latest state (name → pod) each time it changes."""
+
+    RELIST_PAUSE = 0.2  # seconds between attempts while the API server is away
+    WATCH_SECONDS = 30
+
+    def __init__(self, api: Any, namespace: str) -> None:
+        from kubernetes import client
+
+        self.core: Any = client.CoreV1Api(api)
+        self.namespace = namespace
+        self.pods: dict[str, Any] = {}
+        self._changed = threading.Condition()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"pods-{namespace}",
+                                        daemon=True)
+
+    def __enter__(self) -> PodTracker:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+
+    def _update(self, pods: dict[str, Any]) -> None:
+        with self._changed:
+            self.pods = pods
+            self._changed.notify_all()
+
+    def wake(self) -> None:
+        """Make ``wait_until`` check its predicate now."""
+        with self._changed:
+            self._changed.notify_all()
+
+    def _run(self) -> None:
+        from kubernetes import watch
+
+        while not self._stop.is_set():
+            stream = watch.Watch()
+            try:
+                listing = self.core.list_namespaced_pod(self.namespace, _request_timeout=30)
+                pods = {p.metadata.name: p for p in listing.items}
+                self._update(dict(pods))
+                for event in stream.stream(
+                        self.core.list_namespaced_pod, self.namespace,
+                        resource_version=listing.metadata.resource_version,
+                        timeout_seconds=self.WATCH_SECONDS,
+                        _request_timeout=self.WATCH_SECONDS + 10):
+                    obj = event["object"]
+                    if self._stop.is_set() or isinstance(obj, dict):  # stopping, or ERROR
+                        break
+                    if event["type"] == "DELETED":
+                        pods.pop(obj.metadata.name, None)
+                    else:
+                        pods[obj.metadata.name] = obj
+                    self._update(dict(pods))
+            except Exception:  # the API server is restarting, the watch expired…: list again
+                self._stop.wait(self.RELIST_PAUSE)
+            finally:
+                stream.stop()
+
+    def wait_until(self, predicate: Callable[[dict[str, Any]], bool], timeout: float,
+                   what: str) -> dict[str, Any]:
+        """The first state (name → pod) that satisfies ``predicate``; AssertionError with
+        ``what`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(self.pods):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what} "
+                                         f"in namespace {self.namespace}")
+                self._changed.wait(min(remaining, 1.0))
+            return self.pods
 
 
 def is_bound(pod: Any) -> bool:

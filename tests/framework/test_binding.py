@@ -201,3 +201,95 @@ def test_an_in_process_backend_binds_within_the_cycle(engine: Engine) -> None:
     scheduler.schedule_one()
     assert scheduler.binds_in_flight == [] and [b.pod for b in backend.bindings] == ["default/p"]
     assert scheduler.records["default/p"].node == "n1"
+
+
+STEER_POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: steer
+spec:
+  bind:
+  - name: to-target
+    target: pod.annotations['target']
+  reserve:
+  - name: per-node
+    counter: node.name
+    limit: "1000"
+  preBind:
+  - name: stamp
+    labels:
+      policysched.io/node: node.name
+"""
+
+
+def steered(tmp_path: Path) -> Engine:
+    """node-resources-fit plus a bind rule sending each pod to its annotation's node."""
+    (tmp_path / "steer.yaml").write_text(STEER_POLICY)
+    fit = Path(__file__).resolve().parents[2] / "policies" / "node-resources-fit.yaml"
+    (tmp_path / "fit.yaml").write_text(fit.read_text())
+    return load_engine([str(tmp_path)], None)
+
+
+def steered_pod(name: str, target: str, cpu: str = "1") -> dict[str, Any]:
+    pod = make_pod(name, cpu=cpu, schedulerName=PROFILE)
+    pod["metadata"]["annotations"] = {"target": target}
+    return pod
+
+
+def run_all(scheduler: Scheduler) -> None:
+    scheduler.sync()
+    while scheduler.schedule_one():
+        scheduler.sync()
+
+
+def test_a_bind_target_must_pass_the_filters(tmp_path: Path) -> None:
+    pods = [steered_pod(f"p{i}", "small") for i in range(40)]
+    clock = SimulatedClock(0)
+    backend = MemoryBackend([make_node("small", cpu="4"), make_node("big", cpu="64"), *pods],
+                            clock)
+    scheduler = Scheduler(backend, steered(tmp_path).frameworks)
+    run_all(scheduler)
+    assert [b.node for b in backend.bindings] == ["small"] * 4  # never over-committed
+    unbound = [r for r in scheduler.records.values() if r.node is None]
+    assert len(unbound) == 36
+    assert {r.message for r in unbound} == {
+        "policy steer rule to-target chose node small, which does not fit the pod: "
+        "Insufficient cpu"}
+    condition = backend.conditions[-1]
+    assert (condition.status, condition.reason) == ("False", "Unschedulable")
+    # the target passes again once room is made there
+    backend.delete_object("Pod", "p0")
+    clock.advance(20)  # past the failed pods' backoff
+    scheduler.advance()
+    run_all(scheduler)
+    assert [b.node for b in backend.bindings] == ["small"] * 5
+
+
+def test_a_bind_target_that_is_not_a_node_is_refused(tmp_path: Path) -> None:
+    backend = MemoryBackend([make_node("n1"), steered_pod("p", "nowhere")], SimulatedClock(0))
+    scheduler = Scheduler(backend, steered(tmp_path).frameworks)
+    run_all(scheduler)
+    assert backend.bindings == []
+    assert scheduler.records["default/p"].message == (
+        "policy steer rule to-target: spec.bind[0].target `pod.annotations['target']` "
+        "chose node nowhere, which is not in the cluster")
+    pod = scheduler.cache.pod("default/p")
+    assert pod is not None and not scheduler.cache.is_assumed(pod)
+
+
+def test_reserve_permit_and_pre_bind_run_for_the_bind_target(tmp_path: Path) -> None:
+    backend = DeferredBackend([make_node("chosen", cpu="64"), make_node("target", cpu="2"),
+                               steered_pod("p", "target")])
+    scheduler = Scheduler(backend, steered(tmp_path).frameworks)
+    scheduler.sync()
+    scheduler.schedule_one()
+    (request,) = backend.started
+    assert request.node_name == "target"
+    assert scheduler.cache.counted_node("default/p") == "target"  # assumed where it binds
+    assert scheduler.counters == {"steer/target": 1}
+    assert dict(request.labels) == {"policysched.io/node": "target"}
+    backend.finish(request, error="etcd timeout")  # rolled back where it was reserved
+    scheduler.sync()
+    assert scheduler.counters == {"steer/target": 0}
+    assert scheduler.cache.counted_node("default/p") is None

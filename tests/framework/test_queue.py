@@ -576,3 +576,58 @@ def test_heaps_stay_bounded_under_churn() -> None:
         queue.update(Pod("p", i % 5), spec_changed=True)
     assert len(queue._active_heap) <= 2 * len(queue) + 65
     assert queue.pop() is not None and queue.pop() is None
+
+
+# ---------------------------------------------------------------- repeated errors
+
+
+def place(queue: SchedulingQueue, key: str) -> str:
+    qp = queue.get(key)
+    assert qp is not None
+    return qp.queue
+
+
+def test_a_repeated_error_with_nothing_changed_parks_the_pod() -> None:
+    clock = FakeClock()
+    queue = make_queue(clock, park_repeated_errors=True)
+    queue.add(Pod("a"))
+    fail(queue, "a", error=True, error_message="policy p rule r: boom")
+    assert place(queue, "a") == BACKOFF  # the first: retried
+    clock.advance_to(clock.now + 1)
+    queue.flush()
+    fail(queue, "a", error=True, error_message="policy p rule r: boom")
+    assert place(queue, "a") == UNSCHEDULABLE
+    assert queue.next_wakeup() == clock.now + 300  # only the unschedulable time-out
+
+
+def test_a_cluster_change_or_another_error_retries_a_repeated_error() -> None:
+    clock = FakeClock()
+    queue = make_queue(clock, park_repeated_errors=True)
+    queue.add(Pod("a"))
+    fail(queue, "a", error=True, error_message="boom")
+    clock.advance_to(clock.now + 1)
+    queue.flush()
+    queue.move_all("NodeAdd")  # something changed since the first error
+    fail(queue, "a", error=True, error_message="boom")
+    assert place(queue, "a") == BACKOFF
+    clock.advance_to(clock.now + 2)
+    queue.flush()
+    fail(queue, "a", error=True, error_message="another")
+    assert place(queue, "a") == BACKOFF
+    clock.advance_to(clock.now + 4)
+    queue.flush()
+    fail(queue, "a", error=True, error_message="another")
+    assert place(queue, "a") == UNSCHEDULABLE
+    assert queue.wake_parked("AssignedPodUpdate") == 1  # a pod was bound: retried
+    assert place(queue, "a") == BACKOFF
+
+
+def test_repeated_errors_are_retried_with_backoff_unless_parking() -> None:
+    clock = FakeClock()
+    queue = make_queue(clock)
+    queue.add(Pod("a"))
+    for _ in range(3):
+        fail(queue, "a", error=True, error_message="boom")
+        assert place(queue, "a") == BACKOFF
+        clock.advance_to(clock.now + 10)
+        queue.flush()

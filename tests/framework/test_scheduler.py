@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import datetime
+import logging
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from policysched.cache.node_info import NodeInfo
 from policysched.cluster.clock import SimulatedClock
 from policysched.cluster.memory import MemoryBackend
+from policysched.framework.queue import BACKOFF, GATED
+from policysched.framework.runner import CycleState
 from policysched.framework.scheduler import Scheduler
-from policysched.inputs import load_engine
+from policysched.framework.status import Status
+from policysched.inputs import Engine, load_engine
+
+from ..cache.objects_builder import make_node, make_pod
 
 START = datetime.datetime(2026, 11, 22, 10, 0, tzinfo=datetime.UTC)
 
@@ -44,3 +54,279 @@ def test_retry_after_counts_from_the_cycles_now_not_from_when_it_ended() -> None
     assert record.node is None and "delay not reached" in (record.message or "")
     # creation + 15 s exactly, though the cycle ended more than a second after it began
     assert scheduler.next_wakeup() == START.timestamp() + 15
+
+
+# -- failures that used to be silent ---------------------------------------------------
+
+FIT = Path(__file__).resolve().parents[2] / "policies" / "node-resources-fit.yaml"
+
+
+def engine_with(tmp_path: Path, policies: str) -> Engine:
+    """node-resources-fit plus ``policies`` (YAML), in one profile."""
+    (tmp_path / "fit.yaml").write_text(FIT.read_text())
+    (tmp_path / "test.yaml").write_text(policies)
+    return load_engine([str(tmp_path)], None)
+
+
+def start(engine: Engine, *objects: dict[str, Any]) -> tuple[Scheduler, MemoryBackend]:
+    backend = MemoryBackend(list(objects), SimulatedClock(START.timestamp()))
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
+    run(scheduler)
+    return scheduler, backend
+
+
+def run(scheduler: Scheduler) -> None:
+    scheduler.sync()
+    while scheduler.schedule_one():
+        scheduler.sync()
+
+
+def pending(name: str, cpu: str = "1", **labels: str) -> dict[str, Any]:
+    return make_pod(name, cpu=cpu, labels=labels or None, schedulerName="policysched")
+
+
+def failures(backend: MemoryBackend, pod: str) -> list[str]:
+    return [e.message for e in backend.events
+            if e.pod == f"default/{pod}" and e.reason == "FailedScheduling"]
+
+
+def test_a_failing_pre_enqueue_rule_is_reported_once_and_keeps_the_pod_gated(
+        tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: gate}
+spec:
+  preEnqueue:
+  - name: rank
+    expression: "int(pod.labels['rank']) > 0"
+""")
+    scheduler, backend = start(engine, make_node("n1"), pending("p", rank="high"))
+    message = ("policy gate rule rank: spec.preEnqueue[0].expression "
+               "`int(pod.labels['rank']) > 0`: type conversion error from 'string' to "
+               "'int': 'high'")
+    assert scheduler.queue.pending()[GATED] == 1 and backend.bindings == []
+    record = scheduler.records["default/p"]
+    assert (record.attempts, record.message) == (0, message)
+    assert failures(backend, "p") == [message]
+    condition = backend.conditions[-1]
+    assert (condition.status, condition.reason, condition.message) == (
+        "False", "SchedulerError", message)
+    # the gate re-runs on every move and re-check: the error is not reported again
+    backend.add_object(make_node("n2"))
+    backend.clock.advance(5)  # type: ignore[attr-defined]
+    scheduler.advance()
+    run(scheduler)
+    assert failures(backend, "p") == [message]
+    # fixed: admitted and bound
+    fixed = backend.pod("default/p")
+    assert fixed is not None
+    fixed["metadata"]["labels"]["rank"] = "1"
+    backend.update_object(fixed)
+    run(scheduler)
+    assert [b.pod for b in backend.bindings] == ["default/p"]
+
+
+def test_a_failing_victims_rule_is_an_error_not_no_victims(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: evict}
+spec:
+  postFilter:
+  - name: lower-priority
+    victims: "int(victim.labels['tier']) < 3"
+""")
+    victim = make_pod("victim", cpu="4", node="n1", labels={"tier": "gold"})
+    scheduler, backend = start(engine, make_node("n1"), victim,
+                               make_pod("big", cpu="4", schedulerName="policysched",
+                                        priority=100))
+    assert scheduler.records["default/big"].message == (
+        "policy evict rule lower-priority: spec.postFilter[0].victims "
+        "`int(victim.labels['tier']) < 3`: type conversion error from 'string' to 'int': "
+        "'gold'")
+    assert backend.evictions == []
+
+
+MATCH_POLICIES = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: strict}
+spec:
+  match: "'tier' in pod.labels && int(pod.labels['tier']) > 1"
+  filter:
+  - name: never
+    expression: "false"
+---
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: lenient}
+spec:
+  match: "int(pod.labels['level']) > 1"
+  filter:
+  - name: never
+    expression: "false"
+    failurePolicy: Ignore
+"""
+
+
+def test_a_failing_match_is_an_error_unless_every_rule_ignores_errors(
+        tmp_path: Path) -> None:
+    scheduler, backend = start(engine_with(tmp_path, MATCH_POLICIES), make_node("n1"),
+                               pending("strict", tier="gold"), pending("lenient", level="x"))
+    assert scheduler.records["default/strict"].message == (
+        "policy strict: spec.match `'tier' in pod.labels && int(pod.labels['tier']) > 1`: "
+        "type conversion error from 'string' to 'int': 'gold'")
+    assert backend.conditions[0].reason == "SchedulerError"
+    assert [b.pod for b in backend.bindings] == ["default/lenient"]  # `lenient` skipped
+
+
+def test_a_failing_retry_after_is_an_error(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: later}
+spec:
+  preFilter:
+  - name: wait
+    expression: "false"
+    retryAfter: "int(pod.labels['seconds'])"
+""")
+    scheduler, _ = start(engine, make_node("n1"), pending("p", seconds="soon"))
+    assert scheduler.records["default/p"].message == (
+        "policy later rule wait: spec.preFilter[0].retryAfter `int(pod.labels['seconds'])`: "
+        "type conversion error from 'string' to 'int': 'soon'")
+    assert scheduler.queue.pending()[BACKOFF] == 1
+
+
+def test_a_failing_sort_key_is_an_error_for_its_pod_only(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: ranked}
+spec:
+  queueSort:
+  - name: by-rank
+    keys: ["int(pod.labels['rank'])"]
+""")
+    scheduler, backend = start(engine, make_node("n1"), pending("bad", rank="x"),
+                               pending("good", rank="1"))
+    assert [b.pod for b in backend.bindings] == ["default/good"]
+    assert scheduler.records["default/bad"].message == (
+        "policy ranked rule by-rank: spec.queueSort[0].keys[0] `int(pod.labels['rank'])`: "
+        "type conversion error from 'string' to 'int': 'x'")
+
+
+def test_failing_notifications_are_logged_once_and_change_nothing(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    engine = engine_with(tmp_path, """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: notes}
+spec:
+  postBind:
+  - name: announce
+    expression: "int(pod.labels['n']) > 0"
+    message: bound
+""")
+    with caplog.at_level(logging.WARNING, "policysched"):
+        _, backend = start(engine, make_node("n1"), pending("a", n="x"), pending("b", n="x"))
+    assert sorted(b.pod for b in backend.bindings) == ["default/a", "default/b"]
+    warnings = [r.getMessage() for r in caplog.records if "notes" in r.getMessage()]
+    assert len(warnings) == 1 and "spec.postBind[0].expression" in warnings[0]
+
+
+def test_a_failing_wait_rule_rejects_the_waiting_pod_at_once(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: hold}
+spec:
+  permit:
+  - name: until-ready
+    expression: "nodePods.size() > 1 && int(pod.labels['ready']) > 0"
+    onFalse: Wait
+    timeoutSeconds: 600
+""")
+    scheduler, backend = start(engine, make_node("n1"), pending("p", ready="no"))
+    assert len(scheduler.waiting) == 1  # false for now: waits
+    backend.add_object(make_pod("other", node="n1"))  # now the rule fails to evaluate
+    run(scheduler)
+    assert len(scheduler.waiting) == 0 and backend.bindings == []
+    assert scheduler.records["default/p"].message == (
+        "policy hold rule until-ready: spec.permit[0].expression "
+        "`nodePods.size() > 1 && int(pod.labels['ready']) > 0`: type conversion error from "
+        "'string' to 'int': 'no'")
+    assert scheduler.cache.counted_node("default/p") is None
+
+
+# -- unexpected exceptions ------------------------------------------------------------
+
+
+def poison_reserve(scheduler: Scheduler, poison: str) -> None:
+    """Make reserve raise, like an engine bug would, for the pod named ``poison``."""
+    fwk = scheduler.profiles["policysched"]
+    original = fwk.run_reserve
+
+    def run_reserve(state: CycleState, node: NodeInfo, counters: dict[str, float]) -> Status:
+        status = original(state, node, counters)  # takes the counters first
+        if state.pod.name == poison:
+            raise ZeroDivisionError("division by zero")
+        return status
+
+    fwk.run_reserve = run_reserve  # type: ignore[method-assign]
+
+
+COUNTED = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: counted}
+spec:
+  reserve:
+  - name: per-node
+    counter: node.name
+    limit: "100"
+"""
+
+
+def test_an_exception_in_one_pods_cycle_requeues_it_and_others_go_on(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    engine = engine_with(tmp_path, COUNTED)
+    pods = [pending(f"p{i}", cpu="100m") for i in range(20)]
+    backend = MemoryBackend([make_node("n1"), make_node("n2"), *pods],
+                            SimulatedClock(START.timestamp()))
+    errors: list[BaseException] = []
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings,
+                          on_internal_error=errors.append)
+    poison_reserve(scheduler, "p7")
+    with caplog.at_level(logging.ERROR, "policysched"):
+        run(scheduler)
+    assert len(backend.bindings) == 19 and "default/p7" not in {b.pod for b in
+                                                                backend.bindings}
+    message = "internal error at Reserve: ZeroDivisionError: division by zero"
+    assert failures(backend, "p7") == [message]
+    assert [c.reason for c in backend.conditions if c.pod == "default/p7"] == [
+        "SchedulerError"]
+    assert scheduler.queue.pending()[BACKOFF] == 1  # requeued with backoff
+    pod = scheduler.cache.pod("default/p7")
+    assert pod is not None and not scheduler.cache.is_assumed(pod)
+    assert scheduler.cache.counted_node("default/p7") is None
+    assert sum(scheduler.counters.values()) == 19  # its reserved counter given back
+    assert len(errors) == 1 and "Traceback" in caplog.text
+
+
+def test_an_exception_after_a_successful_bind_never_undoes_it(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, COUNTED)
+    backend = MemoryBackend([make_node("n1"), pending("p")], SimulatedClock(0))
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
+    fwk = scheduler.profiles["policysched"]
+
+    def run_post_bind(state: CycleState, node: NodeInfo) -> list[str]:
+        raise RuntimeError("postBind broke")
+
+    fwk.run_post_bind = run_post_bind  # type: ignore[method-assign]
+    run(scheduler)
+    assert [b.pod for b in backend.bindings] == ["default/p"]
+    assert scheduler.records["default/p"].node == "n1"
+    assert "default/p" not in scheduler.queue and scheduler.counters == {"counted/n1": 1}
+    assert scheduler.cache.counted_node("default/p") == "n1"

@@ -4,7 +4,9 @@ same filter status and every feasible node the same total score as the scalar ti
 whole simulation must bind the same pods to the same nodes with the same messages.
 
 The profile is the built-in default plus ``fixtures/tiers/tricky.yaml`` (overflow, division
-by zero, errors under both failure policies, comprehensions on both sides).
+by zero, errors under both failure policies, comprehensions on both sides, scores that are
+not finite or not in 0..100). The same comparisons run on clusters of extreme quantities
+(anything the API server accepts, up to 8Ei and beyond int64), where nothing may raise.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+import yaml
 
+from policysched.cel.library import quantity
 from policysched.cluster.clock import SimulatedClock
 from policysched.cluster.memory import MemoryBackend
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
@@ -33,7 +37,14 @@ def engine() -> Any:
                        str(FIXTURES / "scheduler-config.yaml"))
 
 
-def random_node(rng: random.Random, i: int) -> dict[str, Any]:
+# Quantities the API server accepts (any non-negative one), the cache saturates at int64
+EXTREME = ("0", "1n", "1", "4", "8Gi", str(2**62), str(2**63 - 1), "8Ei", "16Ei", "1e19",
+           "9223372036854775807m", "123456789.123456789123", "1e9999")
+EXTREME_REQUESTS = ("0", "1n", "100m", "1Gi", str(2**62), "4Ei", "8Ei", "1e19",
+                    "0.000000001234567891")
+
+
+def random_node(rng: random.Random, i: int, extreme: bool = False) -> dict[str, Any]:
     labels = {"kubernetes.io/hostname": f"node-{i}"}
     if rng.random() < 0.9:
         labels["topology.kubernetes.io/zone"] = rng.choice(ZONES)
@@ -54,21 +65,31 @@ def random_node(rng: random.Random, i: int) -> dict[str, Any]:
                                    "memory": rng.choice(("2Gi", "8Gi")),
                                    "pods": str(rng.choice((3, 10, 110)))},
                    "images": images},
+    } if not extreme else {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": f"node-{i}", "creationTimestamp": START, "labels": labels},
+        "spec": {"taints": taints},
+        "status": {"allocatable": {r: rng.choice(EXTREME) for r in ("cpu", "memory", "pods")},
+                   "images": [{"names": ["registry.k8s.io/pause:3.10"],
+                               "sizeBytes": rng.choice((0, 2**62, 2**63 - 1))}]},
     }
 
 
-def random_pod(rng: random.Random, i: int, node: str = "") -> dict[str, Any]:
+def random_pod(rng: random.Random, i: int, node: str = "",
+               extreme: bool = False) -> dict[str, Any]:
     app = rng.choice(("web", "db", "cache"))
     labels = {"app": app}
     if rng.random() < 0.2:
         labels.update({"tricky": "yes", "tier": "x"})
+    requests = {"cpu": rng.choice(("100m", "500m", "1500m")),
+                "memory": rng.choice(("100Mi", "1Gi"))}
+    if extreme:
+        requests = {r: rng.choice(EXTREME_REQUESTS) for r in requests if rng.random() < 0.8}
     spec: dict[str, Any] = {
         "schedulerName": "policysched",
         "priority": rng.choice((0, 0, 5, 20)),
         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10",
-                        "resources": {"requests": {
-                            "cpu": rng.choice(("100m", "500m", "1500m")),
-                            "memory": rng.choice(("100Mi", "1Gi"))}}}],
+                        "resources": {"requests": requests}}],
     }
     if rng.random() < 0.1:
         spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
@@ -101,25 +122,43 @@ def random_pod(rng: random.Random, i: int, node: str = "") -> dict[str, Any]:
             "spec": spec}
 
 
-def random_cluster(seed: int, nodes: int, bound: int, pending: int) -> list[dict[str, Any]]:
+def random_cluster(seed: int, nodes: int, bound: int, pending: int,
+                   extreme: bool = False) -> list[dict[str, Any]]:
     rng = random.Random(seed)
-    objects = [random_node(rng, i) for i in range(nodes)]
-    objects += [random_pod(rng, i, f"node-{rng.randrange(nodes)}") for i in range(bound)]
-    objects += [random_pod(rng, bound + i) for i in range(pending)]
+    objects = [random_node(rng, i, extreme) for i in range(nodes)]
+    objects += [random_pod(rng, i, f"node-{rng.randrange(nodes)}", extreme)
+                for i in range(bound)]
+    objects += [random_pod(rng, bound + i, extreme=extreme) for i in range(pending)]
     return objects
 
 
-def scheduler(objects: list[dict[str, Any]], evaluation: str) -> Scheduler:
-    loaded = engine()
+def scheduler(objects: list[dict[str, Any]], evaluation: str, loaded: Any = None
+              ) -> Scheduler:
+    loaded = loaded or engine()
     backend = MemoryBackend(objects, SimulatedClock(1_795_000_000))
     s = Scheduler(backend, loaded.frameworks, replace(loaded.settings, evaluation=evaluation))
     s.sync()
+    assert not s.unserved  # every object is one the API server accepts
     return s
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_every_node_gets_the_same_status_and_score_in_both_tiers(seed: int) -> None:
-    s = scheduler(random_cluster(seed, nodes=40, bound=30, pending=40), VECTORISED)
+def simulate(s: Scheduler) -> dict[str, tuple[str | None, str | None, int]]:
+    """Schedule until nothing changes; (node, message, attempts) per pod."""
+    for _ in range(400):
+        if not s.schedule_one():
+            s.advance()
+            if not s.schedule_one():
+                break
+        s.sync()
+    return {k: (r.node, r.message, r.attempts) for k, r in s.records.items()}
+
+
+@pytest.mark.parametrize(("seed", "extreme"), [(seed, False) for seed in range(6)]
+                         + [(seed, True) for seed in range(3)])
+def test_every_node_gets_the_same_status_and_score_in_both_tiers(
+        seed: int, extreme: bool, caplog: pytest.LogCaptureFixture) -> None:
+    s = scheduler(random_cluster(seed, nodes=40, bound=30, pending=40, extreme=extreme),
+                  VECTORISED)
     assert s.evaluator is not None
     fwk = s.profiles["policysched"]
     compared = 0
@@ -149,21 +188,139 @@ def test_every_node_gets_the_same_status_and_score_in_both_tiers(seed: int) -> N
             break
         s.sync()
     assert compared > 1000
+    # the columns handled every value themselves: no rule fell back to its closure
+    assert "vectorised evaluation failed" not in caplog.text
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_a_simulation_binds_the_same_pods_to_the_same_nodes(seed: int) -> None:
-    outcomes = []
-    for evaluation in (SCALAR, VECTORISED):
-        s = scheduler(random_cluster(100 + seed, nodes=30, bound=20, pending=60), evaluation)
-        for _ in range(400):
-            if not s.schedule_one():
-                s.advance()
-                if not s.schedule_one():
-                    break
-            s.sync()
-        outcomes.append({k: (r.node, r.message, r.attempts) for k, r in s.records.items()})
-    scalar, vectorised = outcomes
+@pytest.mark.parametrize(("seed", "extreme"), [(seed, False) for seed in range(4)]
+                         + [(seed, True) for seed in range(3)])
+def test_a_simulation_binds_the_same_pods_to_the_same_nodes(seed: int, extreme: bool) -> None:
+    scalar, vectorised = (
+        simulate(scheduler(random_cluster(100 + seed, nodes=30, bound=20, pending=60,
+                                          extreme=extreme), evaluation))
+        for evaluation in (SCALAR, VECTORISED))
     assert any(node for node, _, _ in scalar.values())
     assert any(node is None for node, _, _ in scalar.values())  # some did not fit
     assert vectorised == scalar
+    # the built-in policies evaluate on anything the API server accepts: the only rule
+    # errors are the tricky policy's own
+    errors = {m.split(":")[0] for _, m, _ in scalar.values() if m and m.startswith("policy ")}
+    assert all(e.startswith("policy tricky ") for e in errors), errors
+
+
+def engine_with(tmp_path: Path, policy: str) -> Any:
+    """The built-in profile plus one policy (YAML text) instead of the tricky one."""
+    (tmp_path / "policy.yaml").write_text(policy)
+    name = yaml.safe_load(policy)["metadata"]["name"]
+    config = tmp_path / "config.yaml"
+    config.write_text((FIXTURES / "scheduler-config.yaml").read_text().replace(
+        "- name: tricky", f"- name: {name}"))
+    return load_engine([str(BUILTIN_POLICIES), str(tmp_path / "policy.yaml")], str(config))
+
+
+def small_cluster(memory: str = "8Gi", pods: int = 20) -> list[dict[str, Any]]:
+    """Three nodes, the last with ``memory``; ``pods`` pods of 100m / 100Mi, the even ones
+    labelled ``poison``."""
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i}"},
+         "status": {"allocatable": {"cpu": "4", "memory": m, "pods": "110"}}}
+        for i, m in enumerate(("8Gi", "8Gi", memory))]
+    for i in range(pods):
+        objects.append({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"pod-{i}", "namespace": "default", "uid": f"uid-{i}",
+                         "creationTimestamp": START,
+                         "labels": {"poison": "yes"} if i % 2 == 0 else {}},
+            "spec": {"schedulerName": "policysched", "containers": [{
+                "name": "c", "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}}}]}})
+    return objects
+
+
+NON_FINITE = """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: poison}
+spec:
+  match: "'poison' in pod.labels"
+  score:
+  - name: not-finite
+    expression: double(node.podCount) / 0.0
+    normalize: max
+"""
+
+
+def test_a_non_finite_score_fails_only_the_pods_its_policy_matches(tmp_path: Path) -> None:
+    loaded = engine_with(tmp_path, NON_FINITE)
+    scalar, vectorised = (simulate(scheduler(small_cluster(), evaluation, loaded))
+                          for evaluation in (SCALAR, VECTORISED))
+    assert vectorised == scalar
+    prefix = ("policy poison rule not-finite: spec.score[0].expression "
+              "`double(node.podCount) / 0.0`: returns an invalid score ")
+    for key, (node, message, _) in scalar.items():
+        if int(key.rsplit("-", 1)[1]) % 2:  # not matched: bound
+            assert node is not None and message is None, key
+        else:  # NaN on an empty node, +Inf on the others: an Error for the pod
+            assert node is None, key
+            assert message in (prefix + "NaN on node node-0, it should be a finite number",
+                               prefix + "+Inf on node node-0, it should be a finite number")
+
+
+@pytest.mark.parametrize("memory", ["8Ei", "16Ei", "1e19", str(2**63 - 1), "1e9999"])
+def test_a_node_with_memory_beyond_int64_takes_pods_like_any_other(memory: str) -> None:
+    scalar, vectorised = (simulate(scheduler(small_cluster(memory), evaluation))
+                          for evaluation in (SCALAR, VECTORISED))
+    assert vectorised == scalar
+    assert all(node is not None for node, _, _ in scalar.values()), scalar
+    assert any(node == "node-2" for node, _, _ in scalar.values())
+
+
+UNEXPECTED = """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: odd}
+spec:
+  match: "'poison' in pod.labels"
+  filter:
+  - name: node-side
+    expression: quantity(node.labels['size']) >= 0
+  score:
+  - name: pod-side
+    expression: node.podCount + int(quantity(pod.labels['poison']))
+"""
+
+
+@pytest.mark.parametrize("fails", ["node", "pod"])
+def test_any_exception_in_a_rule_is_an_error_for_the_pods_it_applies_to(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: str) -> None:
+    # an exception that is no CEL error (here from a library function), on one node or
+    # for one pod, is an Error naming the rule for the pods the rule applies to, in both tiers
+    real = quantity.parse_quantity_value
+
+    def odd(text: str | int | float) -> int | float:
+        if text == "13":
+            raise ZeroDivisionError("odd object")
+        return real(text)
+
+    monkeypatch.setattr(quantity, "parse_quantity_value", odd)
+    loaded = engine_with(tmp_path, UNEXPECTED)
+    objects = small_cluster()
+    for i, obj in enumerate(objects[:3]):
+        obj["metadata"]["labels"] = {"size": "13" if fails == "node" and i == 1 else "1"}
+    for obj in objects[3:]:
+        if "poison" in obj["metadata"]["labels"]:
+            obj["metadata"]["labels"]["poison"] = "13" if fails == "pod" else "1"
+    scalar, vectorised = (simulate(scheduler(objects, evaluation, loaded))
+                          for evaluation in (SCALAR, VECTORISED))
+    assert vectorised == scalar
+    if fails == "node":
+        want = ("policy odd rule node-side: spec.filter[0].expression "
+                "`quantity(node.labels['size']) >= 0`: unexpected ZeroDivisionError: odd object")
+    else:
+        want = ("policy odd rule pod-side: spec.score[0].expression "
+                "`node.podCount + int(quantity(pod.labels['poison']))`: "
+                "unexpected ZeroDivisionError: odd object")
+    for key, (node, message, _) in scalar.items():
+        if int(key.rsplit("-", 1)[1]) % 2:
+            assert node is not None, key
+        else:
+            assert node is None and message == want, key

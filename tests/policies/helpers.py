@@ -318,3 +318,27 @@ def kube_minmax(scores: Mapping[str, int]) -> dict[str, int]:
 
 def ln(x: float) -> float:
     return math.log(x)
+
+
+# --------------------------------------------------------------------------- huge nodes
+
+INT64_MAX = 2**63 - 1
+# amounts around the edges of int64 arithmetic: 2^63-1 is what the cache reads for 8Ei
+HUGE_AMOUNTS = (0, 1, 99, 100, 4000, 8 * GI, INT64_MAX // 100, INT64_MAX // 100 + 1, 10**17,
+                2**62, INT64_MAX - 1, INT64_MAX)
+
+
+def huge_cluster(rng: Any) -> tuple[dict[str, Any], Cluster]:
+    """A pod and a one-node cluster whose cpu and memory amounts are drawn from
+    ``HUGE_AMOUNTS`` (or absent), requested saturated at int64 as the cache does."""
+    def amounts() -> dict[str, int]:
+        return {r: rng.choice(HUGE_AMOUNTS) for r in ("cpu", "memory") if rng.random() < 0.9}
+
+    running = [pod(f"r{i}", node_name="a", requests=amounts()) for i in range(rng.randint(0, 3))]
+    cluster = Cluster([node("a", allocatable={**amounts(), "pods": 110})], running)
+    n = cluster.node("a")
+    for r, amount in n["requested"].items():
+        n["requested"][r] = min(amount, INT64_MAX)
+        if r in n["allocatable"]:
+            n["free"][r] = n["allocatable"][r] - n["requested"][r]
+    return pod(requests=amounts()), cluster

@@ -55,3 +55,13 @@ def test_init_containers_count() -> None:
     nodes = [node("a", images={"setup:1": 800 * MI})]
     assert harness(["app:1"], nodes, init=("setup:1",)).raw_scores() == {
         "a": 100 * (800 * MI - MIN) // (2 * MAX - MIN)}
+
+
+def test_images_up_to_int64_max_bytes_do_not_overflow() -> None:
+    # sizeBytes is an int64: 2^63-1 becomes a double of 2^63, beyond int64 once converted,
+    # and 32 of them sum beyond int64. Each term is capped at the maximum first: still 100
+    big = 2**63 - 1
+    images = [f"app:{i}" for i in range(32)]
+    nodes = [node("a", images=dict.fromkeys(images, big)), node("b", images={"app:0": big})]
+    assert harness(images, nodes).raw_scores()["a"] == 100
+    assert harness(["app:0"], nodes).raw_scores() == {"a": 100, "b": 100}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .helpers import GI, Cluster, Harness, node, pod
+import random
+
+from .helpers import GI, Cluster, Harness, huge_cluster, node, pod
 
 
 def harness(requests: dict, cluster: Cluster) -> Harness:
@@ -41,3 +43,17 @@ def test_best_effort_pod_skips_scoring() -> None:
 def test_single_resource_node_scores_100() -> None:
     h = harness({"cpu": 1000}, Cluster([node("a", allocatable={"cpu": 4000, "pods": 110})]))
     assert h.raw_scores() == {"a": 100}
+
+
+def test_int64_safe_on_huge_nodes() -> None:
+    # up to 2^63-1 (an 8Ei node): requested + request is summed in doubles, never overflows
+    rng = random.Random(11)
+    for _ in range(400):
+        the_pod, cluster = huge_cluster(rng)
+        n = cluster.node("a")
+        fractions = [min(1.0, (float(n["requested"].get(r, 0)) +
+                               float(the_pod["requests"].get(r, 0))) / n["allocatable"][r])
+                     for r in ("cpu", "memory") if n["allocatable"].get(r, 0)]
+        std = abs(fractions[0] - fractions[1]) / 2 if len(fractions) == 2 else 0.0
+        h = Harness("node-resources-balanced-allocation", the_pod, cluster)
+        assert h.raw_scores() == {"a": int((1 - std) * 100)}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from policysched.policy import ExtensionPoint
 
-from .helpers import GI, MI, Cluster, Harness, Rejection, node, pod
+from .helpers import GI, MI, Cluster, Harness, Rejection, huge_cluster, node, pod
 
 
 def rejection(requests: dict[str, int], allocatable: dict[str, int] | None = None,
@@ -119,3 +121,27 @@ def test_least_allocated_skips_resources_the_node_lacks() -> None:
     assert h.raw_scores("least-allocated") == {"a": 75}
     h = Harness("node-resources-fit", pod(), Cluster([node("a", allocatable={"pods": 110})]))
     assert h.raw_scores("least-allocated") == {"a": 0}
+
+
+def exact_least_allocated(the_pod: dict, cluster: Cluster) -> int:
+    """LeastAllocated in exact (unbounded) integer arithmetic: what kube-scheduler computes
+    wherever its int64 does not overflow."""
+    n = cluster.node("a")
+    total = weights = 0
+    for r, default in (("cpu", 100), ("memory", 200 * MI)):
+        alloc = n["allocatable"].get(r, 0)
+        if alloc == 0:
+            continue
+        used = n["requested"].get(r, 0) + the_pod["requests"].get(r, default) + default * sum(
+            1 for p in cluster.pods_on("a") if r not in p["requests"])
+        total += 0 if used > alloc else (alloc - used) * 100 // alloc
+        weights += 1
+    return total // weights if weights else 0
+
+
+def test_least_allocated_is_exact_and_int64_safe_on_huge_nodes() -> None:
+    # up to 2^63-1 (an 8Ei node), where kube-scheduler's (allocatable - requested) * 100 wraps
+    rng = random.Random(9)
+    for _ in range(400):
+        the_pod, cluster = huge_cluster(rng)
+        assert least_allocated(the_pod, cluster) == {"a": exact_least_allocated(the_pod, cluster)}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .helpers import GI, Cluster, Harness, node, pod
+import random
+
+from .helpers import GI, MI, Cluster, Harness, huge_cluster, node, pod
 
 
 def scores(the_pod: dict, cluster: Cluster, **params: int) -> dict[str, int]:
@@ -29,3 +31,26 @@ def test_non_zero_defaults_and_weights() -> None:
     alloc = {"cpu": 1000, "memory": GI, "pods": 110}
     # cpu 100m * 100 / 1000 = 10; memory 200Mi * 100 / 1Gi = 19; weights 1:3 -> (10 + 57) / 4 = 16
     assert scores(pod(), Cluster([node("a", allocatable=alloc)]), memoryWeight=3) == {"a": 16}
+
+
+def exact_most_allocated(the_pod: dict, cluster: Cluster) -> int:
+    """MostAllocated in exact (unbounded) integer arithmetic."""
+    n = cluster.node("a")
+    total = weights = 0
+    for r, default in (("cpu", 100), ("memory", 200 * MI)):
+        alloc = n["allocatable"].get(r, 0)
+        if alloc == 0:
+            continue
+        used = n["requested"].get(r, 0) + the_pod["requests"].get(r, default) + default * sum(
+            1 for p in cluster.pods_on("a") if r not in p["requests"])
+        total += min(used, alloc) * 100 // alloc
+        weights += 1
+    return total // weights if weights else 0
+
+
+def test_exact_and_int64_safe_on_huge_nodes() -> None:
+    # up to 2^63-1 (an 8Ei node), where kube-scheduler's requested * 100 wraps around
+    rng = random.Random(10)
+    for _ in range(400):
+        the_pod, cluster = huge_cluster(rng)
+        assert scores(the_pod, cluster) == {"a": exact_most_allocated(the_pod, cluster)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,98 @@ def test_shipped_library_is_valid() -> None:
     assert policy_set.diagnostics == ()
     names = {p.name for p in policy_set.policies}
     assert {"delay", "zone-a-first"} <= names
+
+
+CONFIGMAP_WITH_FOLDED_RULES = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: policies
+data:
+  p.yaml: |
+    apiVersion: policysched.io/v1alpha1
+    kind: SchedulingPolicy
+    metadata:
+      name: p
+    spec:
+      filter:
+      - name: names
+        expression: >
+          pod.name != '' &&
+          pod.name.matches('a**')
+      - name: labels
+        expression: "pod.labels.exists(k,
+          k.find('(?<=a)b') != '')"
+      - name: fresh
+        expression: >-
+          pod.creationTimestamp >
+            timestamp('noon')
+"""
+
+
+def position_of(text: str, fragment: str) -> str:
+    """``line:column`` of the first occurrence of ``fragment`` in ``text``."""
+    index = text.index(fragment)
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"{line}:{column}"
+
+
+def test_constant_arguments_are_validated_at_their_position_through_two_yaml_levels() -> None:
+    """A pattern or timestamp the run time would refuse is reported by validate, at the
+    literal, even in a folded or quoted expression inside a ConfigMap value."""
+    text = CONFIGMAP_WITH_FOLDED_RULES
+    policy_set = build_policy_set(load_text(text, "cm.yaml"))
+    assert [d.headline() for d in policy_set.diagnostics] == [
+        f"cm.yaml:{position_of(text, repr('a**'))}: p/names: expression: compile error: "
+        "invalid matches argument: invalid regular expression 'a**': bad repetition "
+        "operator: **",
+        f"cm.yaml:{position_of(text, repr('(?<=a)b'))}: p/labels: expression: compile error: "
+        "invalid find argument: invalid regular expression '(?<=a)b': invalid perl "
+        "operator: (?<=",
+        f"cm.yaml:{position_of(text, repr('noon'))}: p/fresh: expression: compile error: "
+        "invalid timestamp argument: type conversion error from 'string' to "
+        "'google.protobuf.Timestamp': 'noon' is not an RFC 3339 timestamp",
+    ]
+    assert {d.kind.value for d in policy_set.diagnostics} == {"cel-argument"}
+    assert policy_set.policies == ()
+
+
+EXPRESSION_STYLES = {
+    "plain": "expression: pod.priority > 0 && pod.nmae == 'x'",
+    "plain-multiline": "expression: pod.priority > 0 &&\n  pod.nmae == 'x'",
+    "single-quoted": "expression: 'pod.priority > 0 &&\n\n  pod.nmae == ''x'''",
+    "double-quoted": 'expression: "pod.priority > 0 && \\\n  pod.nmae == \\"x\\""',
+    "literal": "expression: |\n  pod.priority > 0 &&\n    pod.nmae == 'x'",
+    "literal-strip": "expression: |-\n    pod.priority > 0 &&\n    pod.nmae == 'x'\n",
+    "folded": "expression: >\n  pod.priority > 0 &&\n  pod.nmae == 'x'",
+    "folded-more-indented": "expression: >-\n  pod.priority > 0 &&\n\n    pod.nmae == 'x'",
+}
+
+
+def _policy(expression: str) -> str:
+    rule = "\n".join("    " + line if line else "" for line in expression.split("\n"))
+    return ("apiVersion: policysched.io/v1alpha1\nkind: SchedulingPolicy\nmetadata:\n"
+            "  name: p\nspec:\n  filter:\n  - name: r\n" + rule.rstrip(" ") + "\n")
+
+
+def _in_configmap(document: str, style: str) -> str:
+    head = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  p.yaml: "
+    if style == "literal":
+        return head + "|\n" + "".join(f"    {line}\n" if line else "\n"
+                                      for line in document.split("\n")[:-1])
+    # double-quoted, each line break escaped and continued on an indented line
+    body = json.dumps(document)[1:-1].replace("\\n", "\\\n    \\n")
+    return head + '"' + body + '"\n'
+
+
+@pytest.mark.parametrize("container", ["file", "literal", "double-quoted"])
+@pytest.mark.parametrize("style", sorted(EXPRESSION_STYLES))
+def test_cel_error_position_is_exact_in_every_scalar_style(style: str, container: str) -> None:
+    """The error in ``pod.nmae`` is reported at its '.', on the real line and column of the
+    file: in a policy file, and in a policy held by a ConfigMap (two levels of YAML)."""
+    document = _policy(EXPRESSION_STYLES[style])
+    text = document if container == "file" else _in_configmap(document, container)
+    [error] = build_policy_set(load_text(text, "f.yaml")).diagnostics
+    assert error.message.startswith("expression: type error: undefined field 'nmae'")
+    assert f"{error.line}:{error.column}" == position_of(text, ".nmae")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -122,3 +123,63 @@ def test_embedded_text_reports_positions_in_the_outer_file() -> None:
     assert embedded.position(inner.index("spec")) == Position("cm.yaml", 4, 5)
     assert embedded.label == "cm.yaml"
     assert embedded.line_text(4) == "    spec: {a: 1}"
+
+
+def test_a_blank_maps_just_after_the_character_before_it() -> None:
+    """The end of a block scalar's value (where "unexpected end of expression" is reported)
+    stays on the expression's last line, not on the line after the block."""
+    text = "e: |\n  pod.priority > 0 &&\n    pod.priority <\n\nf: 1\n"
+    node = scalar(text)
+    mapping = ScalarMap(node, text)
+    origin = FileText("f", text)
+    assert origin.position(mapping.source_index(len(node.value))) == Position("f", 3, 19)
+    newline = node.value.index("\n")
+    assert origin.position(mapping.source_index(newline)) == Position("f", 2, 22)
+
+
+STYLES_FOR_FUZZ = (None, "'", '"', "|", ">")
+FUZZ_CHARACTERS = "ab xy  ()'\"\\#:-,.[]{}&|!?*%@`\t\né€😀"
+
+
+def _value_node(root: yaml.Node | None, *keys: str) -> yaml.ScalarNode:
+    node = root
+    for key in keys:
+        assert isinstance(node, yaml.MappingNode)
+        node = next(v for k, v in node.value if k.value == key)
+    assert isinstance(node, yaml.ScalarNode)
+    return node
+
+
+@pytest.mark.parametrize("loader", [yaml.SafeLoader, getattr(yaml, "CSafeLoader", None)])
+def test_positions_through_two_levels_of_yaml_in_every_style(loader: type | None) -> None:
+    """Seeded: random expressions in a policy document (every scalar style, folded at
+    random widths) in a ConfigMap value (every style again): each visible character of
+    the expression maps to the character of the outer file that wrote it."""
+    if loader is None:
+        pytest.skip("PyYAML without libyaml")
+    rnd = random.Random(9)
+    checked = 0
+    for _ in range(300):
+        value = "".join(rnd.choice(FUZZ_CHARACTERS) for _ in range(rnd.randint(1, 40)))
+        inner = yaml.safe_dump({"spec": {"e": value}}, default_style=rnd.choice(STYLES_FOR_FUZZ),
+                               width=rnd.choice((12, 30, 80)), allow_unicode=True)
+        outer = yaml.safe_dump({"data": {"p.yaml": inner}},
+                               default_style=rnd.choice(STYLES_FOR_FUZZ),
+                               width=rnd.choice((12, 30, 80)), allow_unicode=True)
+        outer_node = _value_node(yaml.compose(outer, Loader=loader), "data", "p.yaml")
+        inner_node = _value_node(yaml.compose(inner, Loader=loader), "spec", "e")
+        if outer_node.value != inner or inner_node.value != value:
+            continue  # a string PyYAML cannot round-trip in that style
+        outer_map, inner_map = ScalarMap(outer_node, outer), ScalarMap(inner_node, inner)
+        embedded = EmbeddedText(FileText("cm.yaml", outer), outer_map)
+        for offset, ch in enumerate(value):
+            if ch.isspace():
+                continue
+            written = outer[outer_map.source_index(inner_map.source_index(offset))]
+            # an escaped character is where its backslash (or doubled quote) is
+            assert written == ch or written in "\\'\"", (value, inner, outer, offset)
+            position = embedded.position(inner_map.source_index(offset))
+            line = embedded.line_text(position.line)
+            assert line is not None and line[position.column - 1] == written
+            checked += 1
+    assert checked > 1000

@@ -14,7 +14,7 @@ to the compiler (``operators.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..types import Type
@@ -38,6 +38,12 @@ class Function:
     ``cost`` is the estimated cost of one call; when ``cost_per_size`` is true the cost is
     multiplied by the size of the first argument (strings, lists, maps), as Kubernetes does
     for functions that walk their input.
+
+    ``literal_check`` validates, when the expression is checked, a string literal written as
+    argument ``literal_arg`` (counting the receiver first): it raises ``CelError`` exactly
+    when the call would fail at run time because of that argument (a bad regular expression,
+    timestamp, quantity ...). This is what cel-go's regex / timestamp / duration literal
+    validators do for Kubernetes.
     """
 
     name: str
@@ -46,7 +52,8 @@ class Function:
     cost: int = 1
     cost_per_size: bool = False
     doc: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    literal_check: Callable[[str], object] | None = None
+    literal_arg: int = 0
 
 
 def standard_library() -> dict[str, Function]:

@@ -400,9 +400,12 @@ def _unwrap_opt(items: Any) -> list[Any]:
 _A, _OPT_A = t.A, t.optional_of(t.A)
 
 
-def _fn(name: str, impl: Any, *overloads: Overload, doc: str = "", per_size: bool = False
-        ) -> Function:
-    return Function(name, overloads, impl, cost_per_size=per_size, doc=doc)
+def _fn(name: str, impl: Any, *overloads: Overload, doc: str = "", per_size: bool = False,
+        conversion: bool = False) -> Function:
+    """``conversion``: a string literal argument is converted when the expression is checked,
+    so that ``timestamp('yesterday')`` is a compile error, not an error on every pod."""
+    return Function(name, overloads, impl, cost_per_size=per_size, doc=doc,
+                    literal_check=impl if conversion else None)
 
 
 FUNCTIONS: list[Function] = [
@@ -436,6 +439,7 @@ FUNCTIONS: list[Function] = [
         Overload("timestamp_to_int64", (t.TIMESTAMP,), t.INT),
         Overload("duration_to_int64", (t.DURATION,), t.INT),
         doc="to int: doubles truncate, timestamps give Unix seconds, durations nanoseconds",
+        conversion=True,
     ),
     _fn(
         "uint", _uint,
@@ -444,6 +448,7 @@ FUNCTIONS: list[Function] = [
         Overload("double_to_uint64", (t.DOUBLE,), t.UINT),
         Overload("string_to_uint64", (t.STRING,), t.UINT),
         doc="to uint",
+        conversion=True,
     ),
     _fn(
         "double", _double,
@@ -452,6 +457,7 @@ FUNCTIONS: list[Function] = [
         Overload("uint64_to_double", (t.UINT,), t.DOUBLE),
         Overload("string_to_double", (t.STRING,), t.DOUBLE),
         doc="to double",
+        conversion=True,
     ),
     _fn(
         "string", _string,
@@ -478,6 +484,7 @@ FUNCTIONS: list[Function] = [
         Overload("bool_to_bool", (t.BOOL,), t.BOOL),
         Overload("string_to_bool", (t.STRING,), t.BOOL),
         doc="to bool; strings 1 t T TRUE true True / 0 f F FALSE false False",
+        conversion=True,
     ),
     _fn("dyn", _dyn, Overload("to_dyn", (_A,), t.DYN), doc="the value, typed dyn"),
     _fn("type", _type, Overload("type", (_A,), t.type_of_type(_A)), doc="the type of a value"),
@@ -487,12 +494,14 @@ FUNCTIONS: list[Function] = [
         Overload("string_to_timestamp", (t.STRING,), t.TIMESTAMP),
         Overload("int64_to_timestamp", (t.INT,), t.TIMESTAMP),
         doc="RFC 3339 text or Unix seconds to a timestamp",
+        conversion=True,
     ),
     _fn(
         "duration", _duration,
         Overload("duration_to_duration", (t.DURATION,), t.DURATION),
         Overload("string_to_duration", (t.STRING,), t.DURATION),
         doc="'1h2m3.5s', '100ms', '-1.5h' ... to a duration",
+        conversion=True,
     ),
     _fn("optional.of", _optional_of, Overload("optional_of", (_A,), _OPT_A),
         doc="an optional holding the value"),

@@ -3,8 +3,16 @@
 Policies see quantities already normalised to numbers (cpu in millicores, memory in bytes);
 ``quantity('1.5Gi')`` turns a literal into the same kind of number, ``quantityMilli('500m')``
 gives milli-units as ``Quantity.MilliValue()`` does (rounding up), ``isQuantity(s)`` tests the
-syntax. ``parse_quantity_value`` / ``parse_quantity_milli`` are the same conversions for the
-cluster cache, raising ``ValueError``.
+syntax. ``parse_quantity_value`` / ``parse_quantity_milli`` are the same conversions in Python,
+raising ``ValueError``; ``quantity_int`` is the int64 the cluster cache counts.
+
+Huge values, as Kubernetes (apimachinery v0.34) treats them: ``ParseQuantity`` caps a
+binary-suffixed quantity at 2^63-1 (``8Ei`` and ``16Ei`` read as 9223372036854775807), and
+so does this module. Other quantities keep their value, and there kube-scheduler's int64
+accessors overflow: ``Value()`` of ``9223372036854775808`` is -2^63, of ``1e19`` 0;
+``MilliValue()`` of ``8Ei`` is -1000, of ``7Ei`` -2^63. ``quantity_int`` saturates at the
+int64 bounds instead (the value kube intends, for every quantity whose accessor does not
+overflow it is kube's value), so nothing the API server accepts can overflow the cache.
 
 The syntax is Kubernetes' (``resource.ParseQuantity``)::
 
@@ -34,7 +42,7 @@ _SUFFIXES = frozenset(
 )
 _MAX_EXPONENT_DIGITS = 4  # |exponent| < 10**4: beyond that nothing fits a double anyway
 _MAX_LENGTH = 256
-_CTX = Context(prec=200)
+_CTX = Context(prec=_MAX_LENGTH + 8)  # every digit a quantity can have: scaleb stays exact
 
 
 def _syntax_error(s: str) -> str | None:
@@ -84,6 +92,8 @@ def _parse(s: str) -> Decimal | str:
         return str(e)
     if not isinstance(d, Decimal) or not d.is_finite():
         return "not a finite number"
+    if s.endswith("i") and abs(d) > INT64_MAX:  # a binary suffix: capped, as ParseQuantity
+        return Decimal(INT64_MAX).copy_sign(d)
     return d
 
 
@@ -163,6 +173,27 @@ def parse_quantity_milli(s: str | int | float) -> int:
         raise ValueError(f"invalid quantity {_shown(str(s))}: {e}") from None
 
 
+def quantity_int(s: str | int | float, milli: bool = False) -> int:
+    """``Quantity.Value()`` (``MilliValue()`` when ``milli``) as an int64: rounded up,
+    saturated at the int64 bounds where kube's accessor overflows (see the module's
+    docstring). Raises ``ValueError`` (naming the input) when ``s`` is not a quantity."""
+    if type(s) is int and not milli:
+        return min(max(s, INT64_MIN), INT64_MAX)
+    d = _decimal_of(s)
+    if milli:
+        d = _CTX.scaleb(d, 3)
+    if d >= INT64_MAX:
+        return INT64_MAX
+    if d <= INT64_MIN:
+        return INT64_MIN
+    return int(d.to_integral_value(rounding=ROUND_CEILING))
+
+
+def is_negative_quantity(s: str | int | float) -> bool:
+    """Whether ``s`` is below zero (``-0.5m`` is); raises ``ValueError`` as ``quantity_int``."""
+    return _decimal_of(s) < 0
+
+
 def is_quantity(s: str) -> bool:
     return not isinstance(_parse(s), str)
 
@@ -200,12 +231,14 @@ FUNCTIONS: list[Function] = [
         (Overload("string_to_quantity_value", (t.STRING,), t.DYN),),
         _cel_quantity,
         doc="a Kubernetes quantity in base units: int when whole, else double",
+        literal_check=_cel_quantity,
     ),
     Function(
         "quantityMilli",
         (Overload("string_to_quantity_milli", (t.STRING,), t.INT),),
         _cel_quantity_milli,
         doc="a Kubernetes quantity in milli-units, rounded up ('500m' -> 500, '2' -> 2000)",
+        literal_check=_cel_quantity_milli,
     ),
     Function(
         "isQuantity",

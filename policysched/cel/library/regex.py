@@ -6,9 +6,9 @@ search: it is true when the pattern matches anywhere in the string (anchor with 
 ``findAll`` follows Go's ``FindAllString``: an empty match right after a previous match is
 skipped.
 
-``compile_regex`` is public so the compiler can compile constant patterns up front and
-report a bad one as a compile error; ``Function.extra["regex_arg"]`` gives the position
-of the pattern argument (receiver first) for that purpose.
+A pattern written as a string literal is compiled when the expression is checked
+(``Function.literal_check``), with the same engine and options as at run time, so an
+invalid one is a compile error exactly when it would be a run-time error.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 import re2
 
+from ..errors import shown
 from ..types import BOOL, INT, STRING, list_of
 from ..values import CelError, no_such_overload
 from . import Function, Overload
@@ -60,9 +61,14 @@ def compile_regex(pattern: str) -> Any:
         detail = err.args[0] if err.args else err
         if isinstance(detail, bytes):
             detail = detail.decode("utf-8", "replace")
-        raise CelError(f"invalid regular expression {pattern!r}: {detail}") from None
+        # RE2's detail quotes the offending part, which may be the whole pattern
+        raise CelError(
+            f"invalid regular expression {shown(pattern)!r}: {shown(str(detail))}"
+        ) from None
     except UnicodeEncodeError:
-        raise CelError(f"invalid regular expression {pattern!r}: not valid UTF-8") from None
+        raise CelError(
+            f"invalid regular expression {shown(pattern)!r}: not valid UTF-8"
+        ) from None
 
 
 def _utf8(s: str) -> bytes:
@@ -180,7 +186,8 @@ FUNCTIONS: list[Function] = [
         matches,
         cost_per_size=True,
         doc="whether the RE2 pattern matches part of the string",
-        extra={"regex_arg": 1},
+        literal_check=compile_regex,
+        literal_arg=1,
     ),
     Function(
         "find",
@@ -188,7 +195,8 @@ FUNCTIONS: list[Function] = [
         find,
         cost_per_size=True,
         doc="the first match of an RE2 pattern, or ''",
-        extra={"regex_arg": 1},
+        literal_check=compile_regex,
+        literal_arg=1,
     ),
     Function(
         "findAll",
@@ -201,6 +209,7 @@ FUNCTIONS: list[Function] = [
         find_all,
         cost_per_size=True,
         doc="all matches of an RE2 pattern, optionally at most n",
-        extra={"regex_arg": 1},
+        literal_check=compile_regex,
+        literal_arg=1,
     ),
 ]

@@ -8,8 +8,13 @@ import pytest
 
 from policysched.cel import Environment, compile_expression
 from policysched.cel.library import quantity
-from policysched.cel.library.quantity import parse_quantity_milli, parse_quantity_value
-from policysched.cel.values import CelError
+from policysched.cel.library.quantity import (
+    is_negative_quantity,
+    parse_quantity_milli,
+    parse_quantity_value,
+    quantity_int,
+)
+from policysched.cel.values import INT64_MAX, INT64_MIN, CelError
 
 F = {f.name: f.impl for f in quantity.FUNCTIONS}
 
@@ -115,3 +120,55 @@ def test_cel_functions_take_strings_only(name: str, arg: Any) -> None:
 def test_through_the_compiler() -> None:
     expr = "quantity('1.5Gi') == 1610612736 && quantityMilli('250m') == 250 && !isQuantity('x')"
     assert compile_expression(expr, Environment(), check=False).evaluate({}) is True
+
+
+def test_binary_suffixes_are_capped_at_int64_as_parse_quantity_does() -> None:
+    # apimachinery's ParseQuantity caps a BinarySI quantity at 2^63-1: 8Ei reads 2^63-1
+    assert F["quantity"]("8Ei") == INT64_MAX and type(F["quantity"]("8Ei")) is int
+    assert parse_quantity_value("16Ei") == INT64_MAX
+    assert parse_quantity_value("-8Ei") == -INT64_MAX
+    assert parse_quantity_value("7Ei") == 7 * 2**60  # below the cap: exact
+    assert parse_quantity_value("1e19") == 1e19  # not binary: not capped (a double here)
+
+
+# quantity -> (Value(), MilliValue()) as the cache counts them. Where kube-scheduler's int64
+# accessors do not overflow this is their value (apimachinery v0.34.12, checked with Go);
+# where they do (kube's value in the comment) it saturates at the int64 bounds instead.
+@pytest.mark.parametrize(
+    ("text", "value", "milli"),
+    [
+        ("0", 0, 0),
+        ("1n", 1, 1),
+        ("1e-30", 1, 1),  # rounded up, as kube (which first rounds up to 1n)
+        ("0.5", 1, 500),
+        ("1.0000000000000000001", 2, 1001),
+        ("1." + "0" * 240 + "1", 2, 1001),  # every digit counts, even the 243rd
+        ("1Pi", 2**50, 2**50 * 1000),
+        ("9223372036854775807m", 9223372036854776, INT64_MAX),
+        ("9E", 9 * 10**18, INT64_MAX),  # kube MilliValue: 0
+        ("7Ei", 7 * 2**60, INT64_MAX),  # kube MilliValue: -2^63
+        ("8Ei", INT64_MAX, INT64_MAX),  # kube: 2^63-1 (capped), MilliValue -1000
+        ("123456789012345678901234567890Ki", INT64_MAX, INT64_MAX),  # kube as 8Ei
+        ("9223372036854775807", INT64_MAX, INT64_MAX),  # kube MilliValue: -1000
+        ("9223372036854775808", INT64_MAX, INT64_MAX),  # kube Value: -2^63, MilliValue 0
+        ("1e19", INT64_MAX, INT64_MAX),  # kube: 0, 0
+        ("1e9999", INT64_MAX, INT64_MAX),  # kube: 0, 0
+        ("-1e19", INT64_MIN, INT64_MIN),  # (the API server refuses negative amounts)
+    ],
+)
+def test_quantity_int_is_kubes_value_saturated_at_int64(text: str, value: int,
+                                                        milli: int) -> None:
+    assert quantity_int(text) == value
+    assert quantity_int(text, milli=True) == milli
+
+
+def test_quantity_int_takes_numbers_and_refuses_what_is_no_quantity() -> None:
+    assert quantity_int(2**70) == INT64_MAX and quantity_int(3, milli=True) == 3000
+    assert quantity_int(0.1, milli=True) == 100
+    with pytest.raises(ValueError, match="invalid quantity"):
+        quantity_int("1.5.3Gi")
+
+
+def test_negative_quantities() -> None:
+    assert is_negative_quantity("-0.5m") and is_negative_quantity("-1")
+    assert not is_negative_quantity("-0") and not is_negative_quantity("0.5m")

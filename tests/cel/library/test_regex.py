@@ -46,6 +46,12 @@ def test_matches_errors() -> None:
     assert "no such overload" in _err(R.matches, "a", 1)
 
 
+def test_error_shows_a_long_pattern_shortened() -> None:
+    message = _err(R.matches, "a", "(" + "a" * 5000)
+    assert message.startswith("invalid regular expression '(" + "a" * 76 + "...': missing )")
+    assert len(message) < 200
+
+
 def test_pathological_pattern_is_linear() -> None:
     # catastrophic for a backtracking engine; instant for RE2
     assert R.matches("a" * 5000 + "b", "^(a+)+$") is False
@@ -112,3 +118,5 @@ def test_declarations() -> None:
     assert set(by_name) == {"matches", "find", "findAll"}
     members = {o.member for o in by_name["matches"].overloads}
     assert members == {True, False}  # matches(s, re) and s.matches(re)
+    # a literal pattern (the second argument, receiver first) is compiled at check time
+    assert {(f.literal_check, f.literal_arg) for f in R.FUNCTIONS} == {(R.compile_regex, 1)}
