@@ -90,11 +90,13 @@ def _outcomes(scheduler: Scheduler, keys: Sequence[str], start: float
     for key in keys:
         namespace, name = key.split("/", 1)
         record = scheduler.records.get(key)
+        queued = scheduler.queue.get(key)  # a pod held by a preEnqueue gate says why
+        gate = None if queued is None else queued.gate_message
         if record is None:
-            message = scheduler.unserved.get(key)
-            out.append(PodOutcome(namespace, name, None, None, 0, message))
+            out.append(PodOutcome(namespace, name, None, None, 0,
+                                  scheduler.unserved.get(key) or gate))
             continue
         bound_at = None if record.bound_at is None else record.bound_at - start
         out.append(PodOutcome(namespace, name, record.node, bound_at, record.attempts,
-                              record.message if record.node is None else None))
+                              None if record.node is not None else record.message or gate))
     return tuple(out)

@@ -194,3 +194,17 @@ def test_explain_shows_a_failing_gate_and_a_failing_match(tmp_path: Path) -> Non
     assert matchless["preEnqueue"] == "pass" and matchless["chosen"] is None
     assert matchless["message"].startswith("policy picky: spec.match `")
     assert matchless["preFilter"] == "Error: " + matchless["message"]
+
+
+def test_simulate_reports_the_gate_of_a_pod_held_at_pre_enqueue(tmp_path: Path) -> None:
+    cluster = tmp_path / "c.yaml"
+    cluster.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '1'}}\n"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        "spec: {schedulerName: policysched, schedulingGates: [{name: example.com/quota}],"
+        " containers: [{name: c}]}\n")
+    result = CliRunner().invoke(main, ["simulate", "--cluster", str(cluster), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    (pod,) = json.loads(result.output)["pods"]
+    assert pod["node"] is None and pod["attempts"] == 0
+    assert "example.com/quota" in pod["message"], pod
