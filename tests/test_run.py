@@ -4,8 +4,6 @@ what goes wrong inside the engine, and no pod is lost."""
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 from policysched.cache.node_info import NodeInfo
@@ -18,6 +16,7 @@ from policysched.inputs import load_engine
 from policysched.run import Runner
 
 from .cache.objects_builder import make_node, make_pod
+from .cluster.polling import wait_for
 
 
 class LiveMemoryBackend(MemoryBackend):
@@ -48,16 +47,6 @@ class LiveMemoryBackend(MemoryBackend):
         self._wake.set()
 
 
-def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
-
-
 def test_the_loop_goes_on_when_one_pods_cycle_raises() -> None:
     engine = load_engine([], None)
     fwk = engine.frameworks["policysched"]
@@ -75,8 +64,8 @@ def test_the_loop_goes_on_when_one_pods_cycle_raises() -> None:
     thread = threading.Thread(target=runner.run_until, daemon=True)
     thread.start()
     try:
-        wait_for(lambda: len(backend.bindings) == 19)
-        wait_for(lambda: any(e.pod == "default/p3" for e in backend.events))
+        wait_for(lambda: len(backend.bindings) == 19, timeout=10.0)
+        wait_for(lambda: any(e.pod == "default/p3" for e in backend.events), timeout=10.0)
         scheduler = runner.scheduler
         assert scheduler is not None
         qp = scheduler.queue.get("default/p3")

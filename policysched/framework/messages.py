@@ -34,7 +34,6 @@ WRONG_RESULT = "must evaluate to {expected}, got {got}"
 SCORE_OUT_OF_RANGE = "returns an invalid score {score} on node {node}, it should in the range " \
                      "of [{low}, {high}] after normalizing"
 SCORE_NOT_FINITE = "returns an invalid score {score} on node {node}, it should be a finite number"
-UNEXPECTED_ERROR = "unexpected {kind}: {error}"
 PROFILE_UNKNOWN = "pod {pod} names schedulerName {name}, which no profile serves"
 PERMIT_TIMEOUT = "rejected due to timeout after waiting {seconds:g}s at permit"
 PERMIT_GROUP_REJECTED = "pod group {group} rejected: {reason}"
@@ -55,7 +54,6 @@ LOG_EVENT_FAILED = "internal error applying a %s %s event; the event is skipped"
 LOG_ROLL_BACK_FAILED = "internal error rolling back the attempt of pod %s"
 LOG_REPORT_FAILED = "internal error reporting the failure of pod %s"
 LOG_OBSERVER_FAILED = "internal error in the on_internal_error hook"
-LOG_UNEXPECTED_ERROR = "rule %s raised an unexpected exception"
 LOG_VECTORISED_FALLBACK = "rule %s: the vectorised evaluation failed; its closure evaluates " \
                           "every node instead"
 

@@ -100,21 +100,16 @@ class RuleError(Exception):
 
 
 def evaluate(rule: Rule, expression: CelExpression, activation: Mapping[str, Any]) -> Any:
-    """``expression``'s value, ``IGNORED`` under failurePolicy Ignore, or ``RuleError``.
-    Any exception, not only a CEL error (an engine defect, a value the host cannot hold),
-    fails this rule for this pod only."""
+    """``expression``'s value, ``IGNORED`` under failurePolicy Ignore, or ``RuleError``
+    (``CelExpression.evaluate`` turns any exception into a CEL error)."""
     try:
         return expression.evaluate(activation)
     except CelError as e:
-        problem = e.message
-    except Exception as e:  # isolation: one rule, one pod
-        log.debug(messages.LOG_UNEXPECTED_ERROR, rule.qualified_name, exc_info=True)
-        problem = messages.UNEXPECTED_ERROR.format(kind=type(e).__name__, error=e)
-    if rule.failure_policy is FailurePolicy.IGNORE:
-        return IGNORED
-    message = messages.EVALUATION_ERROR.format(
-        policy=rule.policy, rule=rule.name, field=expression.field,
-        text=expression.text, error=problem)
+        if rule.failure_policy is FailurePolicy.IGNORE:
+            return IGNORED
+        message = messages.EVALUATION_ERROR.format(
+            policy=rule.policy, rule=rule.name, field=expression.field,
+            text=expression.text, error=e.message)
     raise RuleError(error(rule.qualified_name, message)) from None
 
 

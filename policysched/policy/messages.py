@@ -163,3 +163,7 @@ COUNT = {
 def count(n: int, noun: str) -> str:
     singular, plural = COUNT[noun]
     return f"{n} {singular if n == 1 else plural}"
+
+# an exception other than a CEL error while evaluating an expression (policy.model)
+UNEXPECTED_ERROR = "unexpected {kind}: {error}"
+LOG_UNEXPECTED_ERROR = "%s `%s` raised an unexpected exception"

@@ -7,14 +7,18 @@ Defaults of the schema are applied here: the engine never sees a missing optiona
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
-from ..cel import Program
+from ..cel import CelError, Program
+from . import messages
 from .positions import Position
+
+log = logging.getLogger(__name__)
 
 
 class ExtensionPoint(StrEnum):
@@ -64,8 +68,17 @@ class CelExpression:
     program: Program
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
-        """The value for ``activation``; raises ``policysched.cel.CelError``."""
-        return self.program.evaluate(activation)
+        """The value for ``activation``; raises ``policysched.cel.CelError``, also for any
+        other exception (an engine defect, a value the host cannot hold), so that a failure
+        stays the failure of one rule for one pod wherever the expression is evaluated."""
+        try:
+            return self.program.evaluate(activation)
+        except CelError:
+            raise
+        except Exception as e:  # isolation: one rule, one pod
+            log.debug(messages.LOG_UNEXPECTED_ERROR, self.field, self.text, exc_info=True)
+            raise CelError(messages.UNEXPECTED_ERROR.format(
+                kind=type(e).__name__, error=e)) from None
 
 
 @dataclass(frozen=True, kw_only=True)
