@@ -109,14 +109,14 @@ def evaluate(rule: Rule, expression: CelExpression, activation: Mapping[str, Any
             return IGNORED
         message = messages.EVALUATION_ERROR.format(
             policy=rule.policy, rule=rule.name, field=expression.field,
-            text=expression.text, error=e.message)
+            text=expression.summary, error=e.message)
     raise RuleError(error(rule.qualified_name, message)) from None
 
 
 def wrong_result(rule: Rule, expression: CelExpression, expected: str, value: Any) -> Status:
     """The Error of an expression whose value has the wrong type."""
     return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
-        policy=rule.policy, rule=rule.name, field=expression.field, text=expression.text,
+        policy=rule.policy, rule=rule.name, field=expression.field, text=expression.summary,
         error=messages.WRONG_RESULT.format(expected=expected, got=value)))
 
 
@@ -134,7 +134,7 @@ def warn_once(rule: Rule, expression: CelExpression, problem: str) -> None:
         _WARNED.clear()
     _WARNED.add(key)
     log.warning(messages.LOG_RULE_WARNING, messages.EVALUATION_ERROR.format(
-        policy=rule.policy, rule=rule.name, field=expression.field, text=expression.text,
+        policy=rule.policy, rule=rule.name, field=expression.field, text=expression.summary,
         error=problem))
 
 
@@ -287,10 +287,10 @@ class Framework:
                    if point is not ExtensionPoint.QUEUE_SORT):  # queueSort has no match
                 return False
             return error(policy.name, messages.MATCH_ERROR.format(
-                policy=policy.name, field=match.field, text=match.text, error=e.message))
+                policy=policy.name, field=match.field, text=match.summary, error=e.message))
         if not isinstance(value, bool):
             return error(policy.name, messages.MATCH_ERROR.format(
-                policy=policy.name, field=match.field, text=match.text,
+                policy=policy.name, field=match.field, text=match.summary,
                 error=messages.WRONG_RESULT.format(expected="bool", got=value)))
         return value
 
@@ -724,7 +724,7 @@ def filter_rule_status(rule: FilterRule, act: Mapping[str, Any]) -> Status:
     if value is not False:
         return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
             policy=rule.policy, rule=rule.name, field="expression",
-            text=rule.expression.text,
+            text=rule.expression.summary,
             error=messages.WRONG_RESULT.format(expected="bool", got=value)))
     return filter_rejection(rule)
 
@@ -806,7 +806,7 @@ def _invalid_score(rule: ScoreRule, problem: str) -> Status:
     assert rule.expression is not None
     return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
         policy=rule.policy, rule=rule.name, field=rule.expression.field,
-        text=rule.expression.text, error=problem))
+        text=rule.expression.summary, error=problem))
 
 
 def shown_score(value: float) -> str:

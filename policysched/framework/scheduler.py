@@ -517,7 +517,7 @@ class Scheduler:
         if node is None:
             reason = messages.BIND_TARGET_UNKNOWN.format(
                 policy=rule.policy, rule=rule.name, field=rule.target.field,
-                text=rule.target.text, node=target)
+                text=rule.target.summary, node=target)
             verdict = unschedulable(rule.qualified_name, reason)
         else:
             others = self._nominated_by_node(state.pod).get(target)

@@ -20,6 +20,8 @@ from .positions import Position
 
 log = logging.getLogger(__name__)
 
+SUMMARY_LENGTH = 160  # characters of an expression quoted in a message
+
 
 class ExtensionPoint(StrEnum):
     """The scheduling-framework extension points a policy can have rules for, in the order
@@ -66,6 +68,14 @@ class CelExpression:
     field: str
     position: Position
     program: Program
+
+    @cached_property
+    def summary(self) -> str:
+        """The text on one line (white space folded), shortened: for messages on a pod."""
+        folded = " ".join(self.text.split())
+        if len(folded) <= SUMMARY_LENGTH:
+            return folded
+        return folded[:SUMMARY_LENGTH - 1] + "…"
 
     def evaluate(self, activation: Mapping[str, Any]) -> Any:
         """The value for ``activation``; raises ``policysched.cel.CelError``, also for any

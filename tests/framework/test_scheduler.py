@@ -199,6 +199,29 @@ spec:
     assert scheduler.queue.pending()[BACKOFF] == 1
 
 
+def test_an_error_quotes_a_long_multi_line_expression_on_one_short_line(
+        tmp_path: Path) -> None:
+    padding = " &&\n      ".join(["true"] * 60)
+    engine = engine_with(tmp_path, f"""\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {{name: long}}
+spec:
+  filter:
+  - name: f
+    expression: |
+      int(pod.labels['rank']) > 0 &&
+      {padding}
+""")
+    _, backend = start(engine, make_node("n1"), pending("p", rank="high"))
+    (message, *_) = failures(backend, "p")
+    assert "\n" not in message and message.startswith(
+        "policy long rule f: spec.filter[0].expression `int(pod.labels['rank']) > 0 && true &&")
+    quoted = message.split("`")[1]
+    assert len(quoted) == 160 and quoted.endswith("…")
+    assert message.endswith("type conversion error from 'string' to 'int': 'high'")
+
+
 def test_a_failing_sort_key_is_an_error_for_its_pod_only(tmp_path: Path) -> None:
     engine = engine_with(tmp_path, """\
 apiVersion: policysched.io/v1alpha1
