@@ -102,11 +102,11 @@ from typing import Any
 
 from reference import Coverage, ReferenceEvaluator  # bench/reference.py (bench/ on sys.path)
 
-from policysched.cache.objects import parse_timestamp
-from policysched.cluster.clock import SimulatedClock
 from policysched.cluster.memory import MemoryBackend
+from policysched.commands.loading import load_engine
 from policysched.framework.scheduler import Scheduler
-from policysched.inputs import load_engine
+from policysched.model.clock import SimulatedClock
+from policysched.model.objects import parse_timestamp
 
 START = "2026-11-22T10:00:00Z"
 PROFILE = "policysched"

@@ -52,7 +52,7 @@ from celpy import celtypes
 from policysched.cel import CelError, Program
 from policysched.cel import ast as cel_ast
 from policysched.cel.values import UInt
-from policysched.framework.runner import Framework
+from policysched.framework.runtime import Framework
 from policysched.policy.model import CelExpression, Policy
 
 # node view fields that NodeInfo.add_pod / remove_pod change in place

@@ -130,8 +130,8 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     "message"}]}; boundAt is simulated seconds from the start, message the last
     FailedScheduling text (null once bound).
     """
-    from .inputs import UserError, load_cluster, load_engine
-    from .simulate import simulate as run_simulation
+    from .commands.loading import UserError, load_cluster, load_engine
+    from .commands.simulate import simulate as run_simulation
 
     try:
         engine = load_engine(policy_paths, config_path, seed)
@@ -167,9 +167,9 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
             config_path: str | None, now: float | None, output: str) -> None:
     """Show, for one pod, each filter rule's verdict and each score (raw, normalised,
     weighted) on every node, and the node the scheduler would choose."""
-    from .explain import UnknownPod
-    from .explain import explain as run_explain
-    from .inputs import UserError, load_cluster, load_engine
+    from .commands.explain import UnknownPod
+    from .commands.explain import explain as run_explain
+    from .commands.loading import UserError, load_cluster, load_engine
 
     if "/" not in pod_key:
         pod_key = f"default/{pod_key}"
@@ -212,7 +212,7 @@ def _score_cell(score: tuple[float, float, int] | None) -> str:
 def run_tests(paths: tuple[str, ...]) -> None:
     """Run policy test files: a cluster, policies and the expected placement and message
     of each pod. Exits 1 when any expectation fails, with what differed."""
-    from .policytest import find_test_files, run_file
+    from .commands.policy_tests import find_test_files, run_file
 
     failed = total = 0
     for path in find_test_files(list(paths)):
@@ -270,8 +270,8 @@ def run_scheduler(kubeconfig: str | None, config_path: str | None,
                   namespace: str | None) -> None:
     """Schedule a cluster's pods whose spec.schedulerName is one of the profiles (with no
     --config: the built-in configuration, profile "policysched"), until SIGTERM/SIGINT."""
-    from .inputs import UserError
-    from .run import configure_logging, leader_elect_default, run
+    from .errors import UserError
+    from .service.main import configure_logging, leader_elect_default, run
 
     configure_logging(verbosity)
     try:

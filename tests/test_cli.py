@@ -125,7 +125,7 @@ def test_validate_applies_the_policy_limits_of_a_configuration(tmp_path: Path) -
 
 
 def test_run_passes_the_api_client_options(monkeypatch: Any) -> None:
-    import policysched.run as run_module
+    import policysched.service.main as run_module
 
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(run_module, "configure_logging", lambda verbosity: None)

@@ -81,16 +81,22 @@ bin_path() {
 go_env() {
   export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
   export GOMODCACHE="$CACHE/gomod" GOCACHE="$CACHE/gocache"
-  export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
+  # Modules come from Go's own GOPROXY setting (`go env GOPROXY`): the environment decides.
   # The wrappers' go.sum files are committed and complete, so a build never needs the
   # checksum database. It is only consulted when go.sum must grow (pin-kube, go get).
 }
 
-# Only for commands that add modules to a go.sum: if sum.golang.org is unreachable
-# (this machine reaches the module proxy only), turn the checksum database off.
+# Only for commands that add modules to a go.sum: if the checksum database Go is configured
+# with (`go env GOSUMDB`: "name[+key] [url]") is unreachable (this machine reaches the module
+# proxy only), turn it off.
 sumdb_fallback() {
-  if [[ -z "${GOSUMDB:-}" ]] && ! curl -sS -m 10 -o /dev/null https://sum.golang.org/lookup/golang.org/x/text@v0.3.0 2>/dev/null; then
-    log "    note: sum.golang.org unreachable — GOSUMDB=off for this go.sum update (hashes then come from the proxy only)"
+  [[ -z "${GOSUMDB:-}" ]] || return 0
+  local db url
+  db="$("$GO" env GOSUMDB)"
+  [[ -n "$db" && "$db" != off ]] || return 0
+  if [[ "$db" == *" "* ]]; then url="${db#* }"; else url="https://${db%%+*}"; fi
+  if ! curl -sS -m 10 -o /dev/null "$url/lookup/golang.org/x/text@v0.3.0" 2>/dev/null; then
+    log "    note: checksum database ${db%%[+ ]*} unreachable — GOSUMDB=off for this go.sum update (hashes then come from the proxy only)"
     export GOSUMDB=off
   fi
 }

@@ -14,9 +14,7 @@ Typical use by the engine::
 
 from __future__ import annotations
 
-from .cache import Cache, CacheChange, CacheError, Snapshot
-from .node_info import NodeInfo
-from .objects import (
+from ..model.objects import (
     POD_GROUP_LABEL,
     ObjectError,
     PodGroupSpec,
@@ -27,6 +25,8 @@ from .objects import (
     parse_timestamp,
     pod_info,
 )
+from .cache import Cache, CacheChange, CacheError, Snapshot
+from .node_info import NodeInfo
 
 __all__ = [
     "POD_GROUP_LABEL",

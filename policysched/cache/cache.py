@@ -18,16 +18,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ..cluster import messages
+from ..model import messages as model_messages
+from ..model.events import ClusterEvent
+from ..model.objects import (
+    PodGroupSpec,
+    PodInfo,
+    object_name,
+    pod_group_spec,
+    pod_info,
+    pod_key,
+)
+from . import messages
 from .node_info import NodeInfo
-from .objects import PodGroupSpec, PodInfo, object_name, pod_group_spec, pod_info, pod_key
-
-if TYPE_CHECKING:
-    from ..cluster.backend import ClusterEvent
 
 
 class CacheError(Exception):
@@ -225,7 +231,8 @@ class Cache:
         if current is None:
             raise CacheError(messages.POD_UNKNOWN.format(key=key))
         if current.node_name:
-            raise CacheError(messages.POD_ALREADY_BOUND.format(key=key, node=current.node_name))
+            raise CacheError(model_messages.POD_ALREADY_BOUND.format(
+                key=key, node=current.node_name))
         assumed = current.with_node(node_name)
         self._assumed[key] = node_name
         self._place(assumed, node_name)

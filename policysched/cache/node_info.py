@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cel.values import INT64_MAX
-from .objects import PODS, HostPort, PodInfo, Resources, node_view
+from ..model.objects import (
+    PODS,
+    HostPort,
+    PodInfo,
+    Resources,
+    node_view,
+)
 
 _generations = itertools.count(1)
 

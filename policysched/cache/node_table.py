@@ -18,7 +18,7 @@ import numpy as np
 
 from ..cel import CelError
 from ..cel.values import INT64_MAX, INT64_MIN
-from ..cel.vector import Column, Fac, Num, column_of, freeze
+from ..cel.vector import Column, FactorisedColumn, NumericColumn, column_of, freeze
 from .cache import Snapshot
 from .node_info import NodeInfo
 
@@ -35,7 +35,7 @@ class _Column:
     values: list[Any]  # the CEL value (or CelError) per row
     epoch: int  # the table's epoch when the values were last brought up to date
     data: Column
-    index: dict[Any, int] | None = None  # freeze(value) -> code, for Fac columns
+    index: dict[Any, int] | None = None  # freeze(value) -> code, for a FactorisedColumn
 
 
 class NodeTable:
@@ -128,7 +128,7 @@ def _patch(col: _Column, rows: np.ndarray) -> None:
     longer fits the column's type)."""
     data = col.data
     values = col.values
-    if isinstance(data, Num):
+    if isinstance(data, NumericColumn):
         kind = _DTYPE_KINDS[data.data.dtype]
         if all(type(values[i]) is CelError
                or (type(values[i]) is kind and (kind is not int or _in_int64(values[i])))
@@ -143,7 +143,7 @@ def _patch(col: _Column, rows: np.ndarray) -> None:
                 if not error:
                     data.data[i] = v
             return
-    elif isinstance(data, Fac) and len(data.uniques) < 2 * len(values) + 16:
+    elif isinstance(data, FactorisedColumn) and len(data.uniques) < 2 * len(values) + 16:
         if col.index is None:
             col.index = {freeze(u): c for c, u in enumerate(data.uniques)}
         for i in rows.tolist():

@@ -14,10 +14,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import ast
+from . import ast, checker, compiler, cost, parser
 from .environment import Environment
 from .errors import CelCompileError, CompileErrorKind
-from .types import Type
+from .types import DYN, Type
 from .values import CelError, CostLimitExceeded
 
 __all__ = [
@@ -60,9 +60,6 @@ def compile_expression(
     types (e.g. ``(BOOL,)`` for a filter). Without ``check`` only syntax is verified and
     unknown names fail at evaluation time (the CEL conformance suite needs both modes).
     """
-    from . import checker, compiler, cost, parser
-    from .types import DYN
-
     tree = parser.parse(text)
     result_type = DYN
     estimated = 0

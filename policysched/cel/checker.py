@@ -99,20 +99,15 @@ class CheckResult:
 # --------------------------------------------------------------------------------------
 # Operator declarations (CEL spec / cel-go standard declarations).
 
-_TS, _DUR = TIMESTAMP, DURATION
-_ORDERED = (BOOL, INT, UINT, DOUBLE, STRING, BYTES, _TS, _DUR)
+_ORDERED = (BOOL, INT, UINT, DOUBLE, STRING, BYTES, TIMESTAMP, DURATION)
 _NUMERIC = (INT, UINT, DOUBLE)
-
-
-def _ov(oid: str, params: tuple[Type, ...], result: Type) -> Overload:
-    return Overload(oid, params, result)
 
 
 def _operator_table() -> dict[str, tuple[Overload, ...]]:
     table: dict[str, list[Overload]] = {}
 
     def add(name: str, oid: str, params: tuple[Type, ...], result: Type) -> None:
-        table.setdefault(name, []).append(_ov(oid, params, result))
+        table.setdefault(name, []).append(Overload(oid, params, result))
 
     add(ast.NOT, "logical_not", (BOOL,), BOOL)
     add(ast.NEG, "negate_int64", (INT,), INT)
@@ -131,16 +126,16 @@ def _operator_table() -> dict[str, tuple[Overload, ...]]:
     for t in (INT, UINT, DOUBLE, STRING, BYTES):
         add(ast.ADD, f"add_{t.name}", (t, t), t)
     add(ast.ADD, "add_list", (list_of(A), list_of(A)), list_of(A))
-    add(ast.ADD, "add_timestamp_duration", (_TS, _DUR), _TS)
-    add(ast.ADD, "add_duration_timestamp", (_DUR, _TS), _TS)
-    add(ast.ADD, "add_duration_duration", (_DUR, _DUR), _DUR)
+    add(ast.ADD, "add_timestamp_duration", (TIMESTAMP, DURATION), TIMESTAMP)
+    add(ast.ADD, "add_duration_timestamp", (DURATION, TIMESTAMP), TIMESTAMP)
+    add(ast.ADD, "add_duration_duration", (DURATION, DURATION), DURATION)
     for t in _NUMERIC:
         add(ast.SUB, f"subtract_{t.name}", (t, t), t)
         add(ast.MUL, f"multiply_{t.name}", (t, t), t)
         add(ast.DIV, f"divide_{t.name}", (t, t), t)
-    add(ast.SUB, "subtract_timestamp_timestamp", (_TS, _TS), _DUR)
-    add(ast.SUB, "subtract_timestamp_duration", (_TS, _DUR), _TS)
-    add(ast.SUB, "subtract_duration_duration", (_DUR, _DUR), _DUR)
+    add(ast.SUB, "subtract_timestamp_timestamp", (TIMESTAMP, TIMESTAMP), DURATION)
+    add(ast.SUB, "subtract_timestamp_duration", (TIMESTAMP, DURATION), TIMESTAMP)
+    add(ast.SUB, "subtract_duration_duration", (DURATION, DURATION), DURATION)
     add(ast.MOD, "modulo_int", (INT, INT), INT)
     add(ast.MOD, "modulo_uint", (UINT, UINT), UINT)
     add(ast.INDEX, "index_list", (list_of(A), INT), A)

@@ -60,9 +60,9 @@ MAX_COST = 2**64 - 1
 @dataclass(frozen=True, slots=True)
 class _Size:
     """Estimated largest size of a value: elements of a list/map or characters of a
-    string/bytes (``n`` None when unknown), and the size of its elements/values."""
+    string/bytes (``length`` None when unknown), and the size of its elements/values."""
 
-    n: int | None = None
+    length: int | None = None
     elem: _Size | None = None
 
 
@@ -102,12 +102,12 @@ class _Estimator:
         """Traversal cost of the value of ``node``: elements, or characters times the factor."""
         t = self.type_of(node)
         if _is_text(t):
-            chars = size.n if size.n is not None else DEFAULT_STRING_SIZE
+            chars = size.length if size.length is not None else DEFAULT_STRING_SIZE
             return max(1, math.ceil(chars * STRING_TRAVERSAL_FACTOR))
         if _is_collection(t):
-            return max(1, size.n if size.n is not None else DEFAULT_COLLECTION_SIZE)
-        if size.n is not None:
-            return max(1, size.n)
+            return max(1, size.length if size.length is not None else DEFAULT_COLLECTION_SIZE)
+        if size.length is not None:
+            return max(1, size.length)
         if t.name != "dyn" and not t.is_param:
             return 1  # a scalar (int, bool, timestamp ...)
         # dyn: could be a string or a list; take the dearer reading
@@ -116,7 +116,7 @@ class _Estimator:
 
     @staticmethod
     def range_size(size: _Size) -> int:
-        return size.n if size.n is not None else DEFAULT_COLLECTION_SIZE
+        return size.length if size.length is not None else DEFAULT_COLLECTION_SIZE
 
     def hinted(self, name: str) -> _Size | None:
         hint = self.env.size_hints.get(name)
@@ -161,7 +161,7 @@ class _Estimator:
             for e in node.elements:
                 c, s = yield e, scope
                 total += c
-                biggest = max(biggest, s.n or 0)
+                biggest = max(biggest, s.length or 0)
             return total, _Size(len(node.elements), _Size(biggest) if node.elements else None)
         if isinstance(node, ast.CreateMap):
             total, biggest = 1 + len(node.entries), 0
@@ -169,7 +169,7 @@ class _Estimator:
                 kc, _ = yield entry.key, scope
                 vc, vs = yield entry.value, scope
                 total += kc + vc
-                biggest = max(biggest, vs.n or 0)
+                biggest = max(biggest, vs.length or 0)
             return total, _Size(len(node.entries), _Size(biggest) if node.entries else None)
         if isinstance(node, ast.Macro):
             return (yield from self.macro(node, scope))
@@ -252,8 +252,8 @@ class _Estimator:
         sizes = [s for _, s in results]
         if fn == ast.COND and len(costs) == 3:
             then, other = sizes[1], sizes[2]
-            size = _UNKNOWN if then.n is None or other.n is None else _Size(
-                max(then.n, other.n), then.elem if then.elem is not None else other.elem)
+            size = _UNKNOWN if then.length is None or other.length is None else _Size(
+                max(then.length, other.length), then.elem if then.elem is not None else other.elem)
             return 1 + costs[0] + max(costs[1], costs[2]), size
         own, size = 1, _UNKNOWN
         if fn in (ast.EQ, ast.NE) or fn in _ORDERING:
@@ -264,7 +264,7 @@ class _Estimator:
             t = self.type_of(node)
             if _is_text(t) or _is_collection(t):
                 a, b = sizes
-                n = None if a.n is None or b.n is None else a.n + b.n
+                n = None if a.length is None or b.length is None else a.length + b.length
                 size = _Size(n, a.elem if a.elem is not None else b.elem)
                 own = self.units(node, size)
         elif fn == ast.IN and len(args) == 2:
@@ -319,9 +319,9 @@ class _Estimator:
         if kind in (ast.ALL, ast.EXISTS, ast.EXISTS_ONE):
             return cost, _SCALAR
         if kind == ast.FILTER:
-            return cost, _Size(tsize.n, tsize.elem)
+            return cost, _Size(tsize.length, tsize.elem)
         if kind in _COMPREHENSIONS:
-            return cost, _Size(tsize.n, last if kind != ast.TRANSFORM_MAP_ENTRY else None)
+            return cost, _Size(tsize.length, last if kind != ast.TRANSFORM_MAP_ENTRY else None)
         return cost, _UNKNOWN
 
 

@@ -1,12 +1,12 @@
 """Tier 3 of DESIGN §5: evaluate a split expression's remainder over all nodes at once.
 
 Values are a ``Scalar`` (one CEL value or error, the same on every node) or a column over
-the nodes: ``Num`` (a NumPy int64 / float64 / bool array) or ``Fac`` (factorised: a code
-per node into a list of distinct CEL values). Logical operators, conditionals, comparisons
-and int/double arithmetic run as array operations; ``all``/``exists`` over a pod-side list
-are unrolled; anything else runs the scalar compiler's closure once per *distinct*
-combination of its inputs (three zones → three calls), so every library function keeps its
-exact semantics.
+the nodes: a ``NumericColumn`` (a NumPy int64 / float64 / bool array) or a
+``FactorisedColumn`` (a code per node into a list of distinct CEL values). Logical
+operators, conditionals, comparisons and int/double arithmetic run as array operations;
+``all``/``exists`` over a pod-side list are unrolled; anything else runs the scalar
+compiler's closure once per *distinct* combination of its inputs (three zones → three
+calls), so every library function keeps its exact semantics.
 
 A node where a column operation could not decide (a CEL error on that node, an int64
 overflow, a value of an unexpected type) is flagged in ``err``; the caller evaluates the
@@ -41,7 +41,7 @@ class Scalar:
 
 
 @dataclass
-class Num:
+class NumericColumn:
     """A column of ints, doubles or bools (``data.dtype`` int64 / float64 / bool)."""
 
     data: np.ndarray
@@ -49,7 +49,7 @@ class Num:
 
 
 @dataclass
-class Fac:
+class FactorisedColumn:
     """A column of any CEL values: ``uniques[codes[i]]`` on node ``i`` (a ``CelError`` in
     ``uniques`` is an error on its nodes)."""
 
@@ -58,8 +58,8 @@ class Fac:
     err: Bools | None = None
 
 
-Value = Scalar | Num | Fac
-Column = Num | Fac
+Value = Scalar | NumericColumn | FactorisedColumn
+Column = NumericColumn | FactorisedColumn
 
 
 def freeze(value: Any) -> Any:
@@ -85,9 +85,9 @@ def column_of(values: list[Any]) -> Column:
     err = errors if errors.any() else None
     array = _array(values)
     if array is not None:
-        return Num(array, err)
+        return NumericColumn(array, err)
     codes, uniques = factorise(values)
-    return Fac(codes, uniques, err)
+    return FactorisedColumn(codes, uniques, err)
 
 
 def _errors(values: list[Any]) -> Bools:
@@ -129,11 +129,11 @@ def factorise(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
     return codes, uniques
 
 
-def _as_fac(column: Column) -> Fac:
-    if isinstance(column, Fac):
+def _as_factorised(column: Column) -> FactorisedColumn:
+    if isinstance(column, FactorisedColumn):
         return column
     uniques, codes = np.unique(column.data, return_inverse=True)
-    return Fac(codes.astype(np.int64), [v.item() for v in uniques], column.err)
+    return FactorisedColumn(codes.astype(np.int64), [v.item() for v in uniques], column.err)
 
 
 def _err_or(*masks: Bools | None) -> Bools | None:
@@ -144,14 +144,15 @@ def _err_or(*masks: Bools | None) -> Bools | None:
     return out
 
 
-def _normalise(fac: Fac) -> Column:
-    """A Fac whose distinct values are all plain ints, doubles or bools, as a Num."""
-    errors = _errors(fac.uniques)
-    err = _err_or(fac.err, errors[fac.codes]) if errors.any() else fac.err
-    table = _array(fac.uniques)
+def _normalise(column: FactorisedColumn) -> Column:
+    """``column`` as a NumericColumn when its distinct values are all plain ints, doubles
+    or bools."""
+    errors = _errors(column.uniques)
+    err = _err_or(column.err, errors[column.codes]) if errors.any() else column.err
+    table = _array(column.uniques)
     if table is not None:
-        return Num(table[fac.codes], err)
-    return Fac(fac.codes, fac.uniques, err)
+        return NumericColumn(table[column.codes], err)
+    return FactorisedColumn(column.codes, column.uniques, err)
 
 
 @dataclass
@@ -267,11 +268,11 @@ class Evaluation:
         # undecided nodes without an error have the other value on both sides
         value = decided if decisive else ~decided
         err = ~decided & (le | re)
-        return Num(value, err if err.any() else None)
+        return NumericColumn(value, err if err.any() else None)
 
     def negate(self, operand: Value, node: ast.Call, local: Mapping[str, Value]) -> Value:
-        if isinstance(operand, Num) and operand.data.dtype == np.bool_:
-            return Num(~operand.data, operand.err)
+        if isinstance(operand, NumericColumn) and operand.data.dtype == np.bool_:
+            return NumericColumn(~operand.data, operand.err)
         return self.generic(node, local)
 
     def conditional(self, node: ast.Call, local: Mapping[str, Value]) -> Value:
@@ -285,14 +286,16 @@ class Evaluation:
         a, b = _broadcast(then, self.size), _broadcast(other, self.size)
         if a is None or b is None:
             return self.generic(node, local)
-        if isinstance(a, Num) and isinstance(b, Num) and a.data.dtype == b.data.dtype:
+        if isinstance(a, NumericColumn) and isinstance(b, NumericColumn) \
+                and a.data.dtype == b.data.dtype:
             err = ce | (cv & _mask(a.err, self.size)) | (~cv & _mask(b.err, self.size))
-            return Num(np.where(cv, a.data, b.data), err if err.any() else None)
-        fa, fb = _as_fac(a), _as_fac(b)
+            return NumericColumn(np.where(cv, a.data, b.data), err if err.any() else None)
+        fa, fb = _as_factorised(a), _as_factorised(b)
         offset = len(fa.uniques)
         codes = np.where(cv, fa.codes, fb.codes + offset)
         err = ce | (cv & _mask(fa.err, self.size)) | (~cv & _mask(fb.err, self.size))
-        return _normalise(Fac(codes, fa.uniques + fb.uniques, err if err.any() else None))
+        uniques = fa.uniques + fb.uniques
+        return _normalise(FactorisedColumn(codes, uniques, err if err.any() else None))
 
     def quantifier(self, node: ast.Macro, items: Any, local: Mapping[str, Value]) -> Value:
         """``all``/``exists`` over a pod-side list or map: one column per element, folded
@@ -312,7 +315,7 @@ class Evaluation:
                 break
         err = ~decided & erred
         result = decided if decisive else ~decided
-        return Num(result, err if err.any() else None)
+        return NumericColumn(result, err if err.any() else None)
 
     # -- anything else: once per distinct input -----------------------------------------------
 
@@ -341,22 +344,22 @@ class Evaluation:
                 return Scalar(fn(act))
             except CelError as e:
                 return Scalar(error=e)
-        facs = [(name, _as_fac(c)) for name, c in columns]
-        combined = facs[0][1].codes
-        for _, fac in facs[1:]:
-            combined = combined * max(1, len(fac.uniques)) + fac.codes
+        inputs = [(name, _as_factorised(c)) for name, c in columns]
+        combined = inputs[0][1].codes
+        for _, column in inputs[1:]:
+            combined = combined * max(1, len(column.uniques)) + column.codes
         keys, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
         results: list[Any] = []
         for row in first:
-            for name, fac in facs:
-                act[name] = fac.uniques[fac.codes[row]]
+            for name, column in inputs:
+                act[name] = column.uniques[column.codes[row]]
             try:
                 results.append(fn(act))
             except CelError as e:
                 results.append(e)
-        err = _err_or(*(f.err for _, f in facs))  # (a CelError value is flagged there)
+        err = _err_or(*(f.err for _, f in inputs))  # (a CelError value is flagged there)
         del keys
-        return _normalise(Fac(inverse.astype(np.int64).reshape(-1), results, err))
+        return _normalise(FactorisedColumn(inverse.astype(np.int64).reshape(-1), results, err))
 
 
 # -- helpers ------------------------------------------------------------------------------
@@ -390,8 +393,8 @@ def _idents(node: ast.Node) -> set[str]:
     return out
 
 
-def _all_error(size: int) -> Num:
-    return Num(np.zeros(size, bool), np.ones(size, bool))
+def _all_error(size: int) -> NumericColumn:
+    return NumericColumn(np.zeros(size, bool), np.ones(size, bool))
 
 
 def _mask(err: Bools | None, size: int) -> Bools:
@@ -401,7 +404,7 @@ def _mask(err: Bools | None, size: int) -> Bools:
 def _is_bool(value: Value) -> bool:
     if isinstance(value, Scalar):
         return value.error is None and type(value.value) is bool
-    return isinstance(value, Num) and value.data.dtype == np.bool_
+    return isinstance(value, NumericColumn) and value.data.dtype == np.bool_
 
 
 def _bools(value: Value, size: int) -> tuple[Bools, Bools]:
@@ -410,7 +413,7 @@ def _bools(value: Value, size: int) -> tuple[Bools, Bools]:
         ok = value.error is None and type(value.value) is bool
         return (np.full(size, bool(value.value) if ok else False),
                 np.full(size, not ok))
-    if isinstance(value, Num):
+    if isinstance(value, NumericColumn):
         if value.data.dtype == np.bool_:
             return value.data, _mask(value.err, size)
         return np.zeros(size, bool), np.ones(size, bool)
@@ -423,30 +426,30 @@ def _lookup(fn: str, left: Value, right: Value) -> Column | None:
     """``map[key]`` and ``key in container`` between string keys and maps or lists of one
     side and a pod-side value of the other, per distinct value (Python's ``in`` and ``[]``
     agree with CEL's there: a string equals nothing but the same string); None otherwise."""
-    if fn == ast.INDEX and isinstance(left, Fac) and isinstance(right, Scalar) \
+    if fn == ast.INDEX and isinstance(left, FactorisedColumn) and isinstance(right, Scalar) \
             and right.error is None and type(right.value) is str:
         key = right.value
         if not all(type(u) is dict or type(u) is CelError for u in left.uniques):
             return None
         missing = no_such_key(key)
         values = [u.get(key, missing) if type(u) is dict else u for u in left.uniques]
-        return _normalise(Fac(left.codes, values, left.err))
+        return _normalise(FactorisedColumn(left.codes, values, left.err))
     if fn != ast.IN:
         return None
-    if isinstance(left, Fac) and isinstance(right, Scalar) and right.error is None \
+    if isinstance(left, FactorisedColumn) and isinstance(right, Scalar) and right.error is None \
             and type(right.value) in (dict, list):
         container = right.value
         if not all(type(u) is str or type(u) is CelError for u in left.uniques):
             return None
         hits = [type(u) is str and u in container for u in left.uniques]
-        return Num(np.array(hits, bool)[left.codes], left.err)
+        return NumericColumn(np.array(hits, bool)[left.codes], left.err)
     if isinstance(left, Scalar) and left.error is None and type(left.value) is str \
-            and isinstance(right, Fac):
+            and isinstance(right, FactorisedColumn):
         key = left.value
         if not all(type(u) is dict or type(u) is CelError for u in right.uniques):
             return None
         hits = [type(u) is dict and key in u for u in right.uniques]
-        return Num(np.array(hits, bool)[right.codes], right.err)
+        return NumericColumn(np.array(hits, bool)[right.codes], right.err)
     return None
 
 
@@ -456,8 +459,8 @@ def _broadcast(value: Value, size: int) -> Column | None:
     if value.error is not None:
         return None
     if _fits(value.value):
-        return Num(np.full(size, value.value, dtype=_DTYPES[type(value.value)]))
-    return Fac(np.zeros(size, np.int64), [value.value])
+        return NumericColumn(np.full(size, value.value, dtype=_DTYPES[type(value.value)]))
+    return FactorisedColumn(np.zeros(size, np.int64), [value.value])
 
 
 def _numeric_operand(value: Value) -> tuple[Any, Bools | None, str] | None:
@@ -466,7 +469,7 @@ def _numeric_operand(value: Value) -> tuple[Any, Bools | None, str] | None:
         if value.error is None and _fits(value.value):
             return value.value, None, type(value.value).__name__
         return None
-    if isinstance(value, Num):
+    if isinstance(value, NumericColumn):
         return value.data, value.err, {np.dtype(np.int64): "int",
                                        np.dtype(np.float64): "float",
                                        np.dtype(np.bool_): "bool"}[value.data.dtype]
@@ -479,7 +482,7 @@ def _fits(value: Any) -> bool:
     return kind in _DTYPES and (kind is not int or INT64_MIN <= value <= INT64_MAX)
 
 
-def _numeric(fn: str, left: Value, right: Value) -> Num | None:
+def _numeric(fn: str, left: Value, right: Value) -> NumericColumn | None:
     """Comparison or arithmetic of two same-typed numeric operands, or None."""
     a, b = _numeric_operand(left), _numeric_operand(right)
     if a is None or b is None or a[2] != b[2]:
@@ -490,7 +493,7 @@ def _numeric(fn: str, left: Value, right: Value) -> Num | None:
     if compare is not None:
         if kind == "bool" and fn not in (ast.EQ, ast.NE):
             return None
-        return Num(np.asarray(compare(x, y)), err)
+        return NumericColumn(np.asarray(compare(x, y)), err)
     if kind == "bool":
         return None
     with np.errstate(all="ignore"):
@@ -499,11 +502,11 @@ def _numeric(fn: str, left: Value, right: Value) -> Num | None:
                 return None
             out = {ast.ADD: np.add, ast.SUB: np.subtract, ast.MUL: np.multiply,
                    ast.DIV: np.divide}[fn](x, y)
-            return Num(np.asarray(out, dtype=np.float64), err)
+            return NumericColumn(np.asarray(out, dtype=np.float64), err)
         return _int_arithmetic(fn, np.asarray(x, np.int64), np.asarray(y, np.int64), err)
 
 
-def _int_arithmetic(fn: str, x: np.ndarray, y: np.ndarray, err: Bools | None) -> Num:
+def _int_arithmetic(fn: str, x: np.ndarray, y: np.ndarray, err: Bools | None) -> NumericColumn:
     """int64 arithmetic; overflow and division by zero are flagged as errors (the scalar
     evaluation of those nodes then raises CEL's error)."""
     if fn in (ast.ADD, ast.SUB):
@@ -527,4 +530,4 @@ def _int_arithmetic(fn: str, x: np.ndarray, y: np.ndarray, err: Bools | None) ->
     bad = np.broadcast_to(bad, np.broadcast(x, y).shape)
     if bad.any():
         err = _err_or(err, np.array(bad))
-    return Num(np.asarray(out, dtype=np.int64), err)
+    return NumericColumn(np.asarray(out, dtype=np.int64), err)

@@ -18,8 +18,8 @@ import time
 from collections import deque
 from collections.abc import Callable
 
+from ..framework.backend import BindError, BindOutcome, BindRequest
 from . import messages
-from .backend import BindError, BindOutcome, BindRequest
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cache.objects import (
+from ..model.objects import (
     DEFAULT_NAMESPACE,
     ObjectError,
     PriorityClassSpec,

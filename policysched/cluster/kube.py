@@ -45,7 +45,22 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 import urllib3
 
-from ..cache.objects import (
+from ..framework.backend import (
+    BackendError,
+    BindError,
+    BindOutcome,
+    BindRequest,
+    run_bind,
+)
+from ..model.clock import Clock, RealClock
+from ..model.events import (
+    ClusterEvent,
+    ConditionStatus,
+    EventKind,
+    EventType,
+    Resource,
+)
+from ..model.objects import (
     DEFAULT_NAMESPACE,
     ObjectError,
     PodGroupSpec,
@@ -55,20 +70,7 @@ from ..cache.objects import (
 )
 from . import kube_messages as km
 from . import messages
-from .backend import (
-    BackendError,
-    BindError,
-    BindOutcome,
-    BindRequest,
-    ClusterEvent,
-    ConditionStatus,
-    EventKind,
-    EventType,
-    Resource,
-    run_bind,
-)
 from .binder import DEFAULT_PARALLEL_BINDS, BindPool
-from .clock import Clock, RealClock
 from .connection import ConnectionLog, about_the_object, is_outage
 
 if TYPE_CHECKING:
@@ -1195,6 +1197,6 @@ class KubeBackend:
 
 
 if TYPE_CHECKING:  # KubeBackend implements the contract
-    from .backend import Backend
+    from ..framework.backend import Backend
 
     _CONFORMS: type[Backend] = KubeBackend

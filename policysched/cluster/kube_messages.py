@@ -1,5 +1,5 @@
 """Every user-visible text of the Kubernetes API backend (``policysched.cluster.kube``) and
-of the run loop (``policysched.run``): errors raised to the engine, log lines, and the
+of the run loop (``policysched.service.loop``): errors raised to the engine, log lines, and the
 Event vocabulary kube-scheduler uses.
 
 Templates use ``str.format`` fields; log lines use ``%`` fields (logging's lazy style).
@@ -73,9 +73,10 @@ LOG_STOPPING = "stopping (%s)"
 LOG_STOPPED = "stopped"
 LOG_OBSERVER_FAILED = "observer %r failed"
 LOG_TEARDOWN_FAILED = "extension teardown %r failed"
-LOG_NO_LEADER_MODULE = "leader election was requested but policysched.leader is not available"
-LEADER_UNAVAILABLE = ("--leader-elect needs policysched.leader, which is not installed; run "
-                      "with --no-leader-elect (one replica only)")
+LOG_NO_LEADER_MODULE = ("leader election was requested but policysched.service.leader is not "
+                        "available")
+LEADER_UNAVAILABLE = ("--leader-elect needs policysched.service.leader, which is not installed; "
+                      "run with --no-leader-elect (one replica only)")
 NO_KUBECONFIG = ("no cluster configuration: give --kubeconfig, run in a pod (in-cluster "
                  "config), or set $KUBECONFIG")
 BAD_KUBECONFIG = "cannot load kubeconfig {path}: {reason}"

@@ -20,7 +20,22 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from ..cache.objects import (
+from ..framework.backend import (
+    BackendError,
+    BindError,
+    BindOutcome,
+    BindRequest,
+    run_bind,
+)
+from ..model import messages as model_messages
+from ..model.clock import Clock, SimulatedClock
+from ..model.events import (
+    ClusterEvent,
+    ConditionStatus,
+    EventType,
+    Resource,
+)
+from ..model.objects import (
     DEFAULT_NAMESPACE,
     DEFAULT_SCHEDULER,
     ObjectError,
@@ -35,18 +50,6 @@ from ..cache.objects import (
     priority_class_spec,
 )
 from . import messages
-from .backend import (
-    BackendError,
-    BindError,
-    BindOutcome,
-    BindRequest,
-    ClusterEvent,
-    ConditionStatus,
-    EventType,
-    Resource,
-    run_bind,
-)
-from .clock import Clock, SimulatedClock
 
 NODE = "Node"
 POD = "Pod"
@@ -184,7 +187,7 @@ class MemoryBackend:
             stored = self._live_pod(pod, BindError)
             bound = stored.get("spec", {}).get("nodeName")
             if bound:
-                raise BindError(messages.POD_ALREADY_BOUND.format(key=pod.key, node=bound))
+                raise BindError(model_messages.POD_ALREADY_BOUND.format(key=pod.key, node=bound))
             if node_name not in self._store[NODE]:
                 raise BindError(messages.NODE_NOT_FOUND.format(name=node_name))
             stored.setdefault("spec", {})["nodeName"] = node_name
@@ -457,6 +460,6 @@ def _creation_order(obj: Any) -> int:
 
 
 if TYPE_CHECKING:  # MemoryBackend implements the contract
-    from .backend import Backend
+    from ..framework.backend import Backend
 
     _CONFORMS: type[Backend] = MemoryBackend

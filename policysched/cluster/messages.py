@@ -1,5 +1,4 @@
-"""Every user-visible message about cluster objects (the cache's object views), the
-backends, and cluster files.
+"""Every user-visible message of the backends, the bind pool and cluster files.
 
 Templates use ``str.format`` fields. Names of API objects are quoted as Kubernetes quotes
 them (``pods "web-1" not found``).
@@ -7,30 +6,9 @@ them (``pods "web-1" not found``).
 
 from __future__ import annotations
 
-# --- object fields (policysched.cache.objects) -----------------------------------------
-OBJECT_NOT_MAPPING = "an object must be a mapping, not {actual}"
-FIELD_REQUIRED = "required field is missing"
-FIELD_EMPTY = "must not be empty"
-WRONG_TYPE = "must be {expected}, not {actual}"
-BAD_QUANTITY = "{reason}"  # parse_quantity_* already says "invalid quantity '1.5.3Gi': ..."
-NEGATIVE_QUANTITY = "must not be negative: {value!r}"
-BAD_TIMESTAMP = "invalid timestamp {value!r}: expected RFC 3339 like 2024-01-01T00:00:00Z"
-BAD_PORT = "must be between 1 and 65535, not {value}"
-BAD_HOST_PORT = "must be between 0 and 65535, not {value}"
-BAD_PROTOCOL = "must be one of TCP, UDP, SCTP, not {value!r}"
-BAD_MIN_MEMBER = "must be at least 1, not {value}"
-BAD_TIMEOUT = "must be at least 0, not {value}"
-
-# --- the cache -----------------------------------------------------------------------
-POD_ALREADY_ASSUMED = 'pod {key} is already assumed on node "{node}"'
-POD_NOT_ASSUMED = "pod {key} is not assumed"
-POD_UNKNOWN = "pod {key} is not in the cache"
-UNSUPPORTED_EVENT = "unsupported event {kind} {resource}"
-
 # --- backends --------------------------------------------------------------------------
 POD_NOT_FOUND = 'pods "{name}" not found (namespace "{namespace}")'
 POD_REPLACED = 'pod {key} was deleted and recreated (uid {expected} is now {actual})'
-POD_ALREADY_BOUND = 'pod {key} is already assigned to node "{node}"'
 NODE_NOT_FOUND = 'nodes "{name}" not found'
 OBJECT_NOT_FOUND = '{kind} "{name}" not found'
 OBJECT_EXISTS = '{kind} "{name}" already exists'
@@ -38,7 +16,6 @@ UNSUPPORTED_OBJECT_KIND = 'unsupported kind "{kind}" (expected {expected})'
 UNKNOWN_PRIORITY_CLASS = 'no PriorityClass with name "{name}" was found'
 MULTIPLE_GLOBAL_DEFAULTS = 'PriorityClass "{other}" is already the global default'
 PRIORITY_MISMATCH = '{priority} does not match PriorityClass "{name}" (value {value})'
-CLOCK_BACKWARDS = "the simulated clock cannot go back from {now} to {target}"
 
 # --- the bind pool (policysched.cluster.binder) ----------------------------------------
 BIND_ABANDONED = ("the bind of pod {key} to node {node} was abandoned: the backend stopped "

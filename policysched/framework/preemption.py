@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..cache.node_info import NodeInfo
-from ..cache.objects import PodInfo
+from ..model.objects import PodInfo
 from ..policy.model import PostFilterRule
 from . import messages
-from .runner import CycleState, Framework, PolicyInstance, RuleError
+from .runtime import CycleState, Framework, PolicyInstance, RuleError
 from .status import Code, Status
 
 

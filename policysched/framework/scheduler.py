@@ -38,13 +38,14 @@ import numpy as np
 
 from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
-from ..cache.objects import ObjectError, PodInfo
-from ..cluster.backend import Backend, BackendError, BindOutcome, BindRequest, ClusterEvent
+from ..model.events import ClusterEvent
+from ..model.objects import ObjectError, PodInfo
 from ..policy.model import ExtensionPoint
 from . import messages
+from .backend import Backend, BackendError, BindOutcome, BindRequest
 from .preemption import preempt
 from .queue import ASSIGNED_POD_UPDATE, IN_FLIGHT, GateRejection, QueuedPod, SchedulingQueue
-from .runner import UNORDERED, CycleState, Framework
+from .runtime import UNORDERED, CycleState, Framework
 from .status import SUCCESS, Code, Status, error, unschedulable
 from .vectorised import NodeEvaluator
 from .waiting import WaitingPod, WaitingRoom

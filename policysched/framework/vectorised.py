@@ -29,10 +29,18 @@ from ..cache.node_table import NodeTable
 from ..cel import CelError, ast
 from ..cel.compiler import compile_tree
 from ..cel.partial import NODE_PART, POD_PART, SHARED, free_names, shape, split
-from ..cel.vector import Evaluation, Fac, Num, Remainder, Scalar, Value, freeze
+from ..cel.vector import (
+    Column,
+    Evaluation,
+    NumericColumn,
+    Remainder,
+    Scalar,
+    Value,
+    freeze,
+)
 from ..policy.model import ExtensionPoint, FilterRule, Normalization, Rule, ScoreRule
 from . import messages
-from .runner import (
+from .runtime import (
     HUGE,
     MAX_NODE_SCORE,
     SHRINK,
@@ -328,7 +336,7 @@ class NodeEvaluator:
                 raise value.with_traceback(None)
             return value
 
-        def node_part(k: int) -> Num | Fac:
+        def node_part(k: int) -> Column:
             key, compute = plan.node_parts[k]
             column, values = table.column(key, lambda n: compute(
                 {"node": n.view, "nodePods": n.pod_views, "params": params}))
@@ -432,7 +440,7 @@ def _values(result: Value, size: int, filter_rows: bool) -> tuple[np.ndarray, np
                 values[:] = PASS if result.value else FAIL
                 return values, np.zeros(0, np.int64)
             return values, np.arange(size)
-        if isinstance(result, Num) and result.data.dtype == np.bool_:
+        if isinstance(result, NumericColumn) and result.data.dtype == np.bool_:
             values[result.data] = PASS
             undecided = result.err
         else:
@@ -445,7 +453,7 @@ def _values(result: Value, size: int, filter_rows: bool) -> tuple[np.ndarray, np
                 values[:] = float(result.value)
                 return values, np.zeros(0, np.int64)
             return values, np.arange(size)
-        if isinstance(result, Num) and result.data.dtype != np.bool_:
+        if isinstance(result, NumericColumn) and result.data.dtype != np.bool_:
             values[:] = result.data
             undecided = result.err
         else:

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .queue import QueuedPod
-from .runner import CycleState, Framework
+from .runtime import CycleState, Framework
 
 
 @dataclass(eq=False)

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from policysched.cache import Cache, CacheError, ObjectError
-from policysched.cache.objects import PodInfo
-from policysched.cluster.backend import ClusterEvent
+from policysched.model.events import ClusterEvent
+from policysched.model.objects import PodInfo
 
 from .objects_builder import make_node, make_pod
 
@@ -174,7 +174,7 @@ def test_assume_refuses_unknown_bound_and_assumed_pods() -> None:
     assert running is not None
     with pytest.raises(CacheError, match="already assigned"):
         cache.assume(running, "node-c")
-    from policysched.cache.objects import pod_info
+    from policysched.model.objects import pod_info
 
     with pytest.raises(CacheError, match="not in the cache"):
         cache.assume(pod_info(make_pod("ghost")), "node-c")

@@ -4,8 +4,8 @@ import random
 from typing import Any
 
 from policysched.cache.node_info import NodeInfo
-from policysched.cache.objects import PodInfo, pod_info
 from policysched.cel.values import INT64_MAX, INT64_MIN
+from policysched.model.objects import PodInfo, pod_info
 from policysched.policy.variables import NODE_TYPE
 
 from .objects_builder import make_node, make_pod

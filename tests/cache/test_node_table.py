@@ -10,8 +10,8 @@ import numpy as np
 from policysched.cache.cache import Cache
 from policysched.cache.node_info import NodeInfo
 from policysched.cache.node_table import NodeTable
-from policysched.cel.vector import Fac, Num
-from policysched.cluster.backend import ClusterEvent
+from policysched.cel.vector import FactorisedColumn, NumericColumn
+from policysched.model.events import ClusterEvent
 
 
 def node(name: str, zone: str) -> dict[str, Any]:
@@ -45,13 +45,14 @@ def test_a_bind_recomputes_one_row_of_each_column() -> None:
 
     table.refresh(cache.snapshot())
     column, values = table.column("pods", pods_on)
-    assert isinstance(column, Num) and column.data.tolist() == [0] * 6
+    assert isinstance(column, NumericColumn) and column.data.tolist() == [0] * 6
     assert len(calls) == 6
     cache.apply(ClusterEvent("ADDED", "Pod", pod("p1", "n4")))
     table.refresh(cache.snapshot())
     column, values = table.column("pods", pods_on)
     assert calls[6:] == ["n4"]
-    assert column.data.tolist() == [0, 0, 0, 0, 1, 0] and values[4] == 1
+    assert isinstance(column, NumericColumn) and column.data.tolist() == [0, 0, 0, 0, 1, 0]
+    assert values[4] == 1
     table.refresh(cache.snapshot())  # nothing changed
     table.column("pods", pods_on)
     assert len(calls) == 7
@@ -64,7 +65,7 @@ def test_other_values_are_factorised_and_errors_flagged() -> None:
     table = NodeTable()
     table.refresh(cache.snapshot())
     zones, _ = table.column("zone", lambda n: n.view["labels"]["zone"])
-    assert isinstance(zones, Fac)
+    assert isinstance(zones, FactorisedColumn)
     assert [zones.uniques[c] for c in zones.codes.tolist()] == ["a", "b", "c", "a"]
 
     def fails_on_b(n: NodeInfo) -> Any:
@@ -73,7 +74,7 @@ def test_other_values_are_factorised_and_errors_flagged() -> None:
         return 1
 
     column, _ = table.column("maybe", fails_on_b)
-    assert isinstance(column, Num) and column.err is not None
+    assert isinstance(column, NumericColumn) and column.err is not None
     assert np.flatnonzero(column.err).tolist() == [1]
 
 
@@ -91,7 +92,7 @@ def test_nodes_added_start_the_columns_over_and_changes_are_logged() -> None:
     table.refresh(cache.snapshot())
     assert table.size == 4 and table.changed_since(epoch) is None
     column, _ = table.column("pods", lambda n: n.pod_count)
-    assert isinstance(column, Num) and column.data.tolist() == [1, 0, 1, 0]
+    assert isinstance(column, NumericColumn) and column.data.tolist() == [1, 0, 1, 0]
 
 
 def test_ints_beyond_int64_are_factorised_not_overflowed() -> None:
@@ -101,13 +102,13 @@ def test_ints_beyond_int64_are_factorised_not_overflowed() -> None:
     table.refresh(cache.snapshot())
     huge = {"n0": 2**70}
     column, _ = table.column("big", lambda n: huge.get(n.name, n.pod_count))
-    assert isinstance(column, Fac)
+    assert isinstance(column, FactorisedColumn)
     assert [column.uniques[c] for c in column.codes.tolist()] == [2**70, 0, 0]
     column, _ = table.column("small", lambda n: huge.get(n.name, 0) if n.pod_count else 1)
-    assert isinstance(column, Num) and column.data.tolist() == [1, 1, 1]
+    assert isinstance(column, NumericColumn) and column.data.tolist() == [1, 1, 1]
     cache.apply(ClusterEvent("ADDED", "Pod", pod("p1", "n0")))  # n0's row becomes 2**70
     table.refresh(cache.snapshot())
     column, values = table.column("small", lambda n: huge.get(n.name, 0) if n.pod_count else 1)
     assert values == [2**70, 1, 1]
-    assert isinstance(column, Fac)
+    assert isinstance(column, FactorisedColumn)
     assert [column.uniques[c] for c in column.codes.tolist()] == [2**70, 1, 1]

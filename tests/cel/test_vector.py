@@ -16,7 +16,14 @@ from policysched.cel.compiler import compile_tree
 from policysched.cel.partial import split
 from policysched.cel.types import DYN
 from policysched.cel.values import INT64_MAX, INT64_MIN
-from policysched.cel.vector import Evaluation, Fac, Num, Remainder, Scalar, column_of
+from policysched.cel.vector import (
+    Column,
+    Evaluation,
+    NumericColumn,
+    Remainder,
+    Scalar,
+    column_of,
+)
 
 ENV = Environment(variables={"pod": DYN, "node": DYN})
 NODE = frozenset({"node"})
@@ -78,7 +85,7 @@ def evaluate(text: str, pod: dict[str, Any], nodes: list[dict[str, Any]]) -> tup
     def pod_part(k: int) -> Any:
         return pod_closures[k]({"pod": pod})
 
-    def node_part(k: int) -> Num | Fac:
+    def node_part(k: int) -> Column:
         values: list[Any] = []
         for n in nodes:
             try:
@@ -125,7 +132,7 @@ def _at(result: Any, i: int) -> Any:
         return CelError if result.error is not None else result.value
     if result.err is not None and result.err[i]:
         return _UNDECIDED
-    if isinstance(result, Num):
+    if isinstance(result, NumericColumn):
         value = result.data[i]
         return value.item() if not isinstance(value, np.bool_) else bool(value)
     value = result.uniques[result.codes[i]]

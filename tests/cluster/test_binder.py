@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from policysched.cache.objects import pod_info
-from policysched.cluster import BindError, BindOutcome, BindRequest
 from policysched.cluster.binder import BindPool
+from policysched.framework.backend import BindError, BindOutcome, BindRequest
+from policysched.model.objects import pod_info
 
 from ..cache.objects_builder import make_pod
 from .polling import wait_for

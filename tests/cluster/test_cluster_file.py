@@ -5,13 +5,13 @@ from typing import Any
 
 import pytest
 
-from policysched.cache.objects import parse_timestamp
 from policysched.cluster.cluster_file import (
     ClusterFileError,
     load_cluster_file,
     parse_cluster,
     start_time,
 )
+from policysched.model.objects import parse_timestamp
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

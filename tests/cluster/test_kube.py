@@ -1,4 +1,4 @@
-"""``KubeBackend`` and the ``Runner`` against an in-process fake API server.
+"""``KubeBackend`` and the ``SchedulingLoop`` against an in-process fake API server.
 
 ``FakeApiServer`` speaks just enough of the Kubernetes API over plain HTTP (lists with
 pages, watches with history, bookmarks and 410 Gone, pods/binding, pods/status patches,
@@ -23,22 +23,19 @@ import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
 
-from policysched.cache.objects import pod_info  # noqa: E402
 from policysched.cluster import kube_messages as km  # noqa: E402
-from policysched.cluster.backend import (  # noqa: E402
-    BackendError,
-    BindError,
-    BindRequest,
-    ClusterEvent,
-)
 from policysched.cluster.kube import (  # noqa: E402
     KubeBackend,
     TokenBucket,
     micro_time,
     truncate_note,
 )
-from policysched.inputs import load_engine  # noqa: E402
-from policysched.run import Attempt, Runner, RunObserver  # noqa: E402
+from policysched.commands.loading import load_engine  # noqa: E402
+from policysched.framework.backend import BackendError, BindError, BindRequest  # noqa: E402
+from policysched.model.events import ClusterEvent  # noqa: E402
+from policysched.model.objects import pod_info  # noqa: E402
+from policysched.service.loop import SchedulingLoop  # noqa: E402
+from policysched.service.observers import Attempt, RunObserver  # noqa: E402
 
 from .polling import wait_for  # noqa: E402
 
@@ -1081,7 +1078,7 @@ class Recorder(RunObserver):
         self.loops += 1
 
 
-def start_runner(runner: Runner) -> threading.Thread:
+def start_runner(runner: SchedulingLoop) -> threading.Thread:
     thread = threading.Thread(target=runner.run_until, daemon=True)
     thread.start()
     return thread
@@ -1094,7 +1091,7 @@ def test_runner_binds_pods_and_reports_failures(server: FakeApiServer, engine: A
     server.put("pods", pod("huge", cpu="64"))
     server.put("pods", pod("foreign", scheduler="default-scheduler"))
     recorder = Recorder()
-    runner = Runner(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
     thread = start_runner(runner)
     try:
         wait_for(lambda: len(recorder.attempts) >= 2)
@@ -1128,7 +1125,7 @@ def test_runner_honours_retry_after(server: FakeApiServer, engine: Any) -> None:
     server.put("pods", pod("delayed", annotations={"delay": "2"}))
     created = time.time()
     recorder = Recorder()
-    runner = Runner(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
     thread = start_runner(runner)
     try:
         bound = wait_for(lambda: next((a for a in recorder.attempts
@@ -1151,7 +1148,7 @@ def test_runner_schedules_only_while_leading(server: FakeApiServer, engine: Any)
         return backends[-1]
 
     recorder = Recorder()
-    runner = Runner(engine, make, is_leader=leader.is_set, observers=[recorder])
+    runner = SchedulingLoop(engine, make, is_leader=leader.is_set, observers=[recorder])
     thread = start_runner(runner)
     try:
         server.put("pods", pod("p1"))
@@ -1175,7 +1172,7 @@ def test_runner_schedules_only_while_leading(server: FakeApiServer, engine: Any)
 
 def test_runner_swaps_policies_between_cycles(server: FakeApiServer, engine: Any) -> None:
     server.put("nodes", node("n1"))
-    runner = Runner(engine, lambda: KubeBackend(server.api_client()))
+    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()))
     thread = start_runner(runner)
     try:
         wait_for(lambda: runner.synced)
@@ -1194,7 +1191,7 @@ def test_runner_swaps_policies_between_cycles(server: FakeApiServer, engine: Any
 def test_runner_recovers_a_pod_when_a_write_raises(server: FakeApiServer,
                                                    engine: Any) -> None:
     server.put("nodes", node("n1"))
-    runner = Runner(engine, lambda: KubeBackend(server.api_client()))
+    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()))
     thread = start_runner(runner)
     try:
         wait_for(lambda: runner.synced)
@@ -1224,7 +1221,7 @@ def test_runner_finishes_the_binds_in_flight_when_stopped(server: FakeApiServer,
     server.put("nodes", node("n1"))
     server.binding_gate = threading.Event()
     recorder = Recorder()
-    runner = Runner(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
     thread = start_runner(runner)
     names = ["default/p1", "default/p2", "default/p3"]
     try:
@@ -1288,7 +1285,7 @@ def _http(url: str) -> tuple[int, str]:
 
 def test_run_serves_metrics_and_health_and_hot_reloads(server: FakeApiServer,
                                                        tmp_path: Any) -> None:
-    from policysched.run import run
+    from policysched.service.main import run
 
     port = _free_port()
     policies = tmp_path / "policies"
@@ -1341,7 +1338,7 @@ def test_run_serves_metrics_and_health_and_hot_reloads(server: FakeApiServer,
 
 
 def test_client_limits_come_from_flags_then_configuration_then_defaults() -> None:
-    from policysched.run import client_limits
+    from policysched.service.main import client_limits
 
     assert client_limits({}, None, None) == (50.0, 100)  # kube-scheduler's clientConnection
     configured = {"clientConnection": {"qps": 200, "burst": 400}}

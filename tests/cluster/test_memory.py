@@ -6,10 +6,11 @@ from typing import Any
 import pytest
 
 from policysched.cache import Cache, ObjectError
-from policysched.cache.objects import PodInfo, parse_timestamp, pod_info
-from policysched.cluster import BackendError, BindError, SimulatedClock
 from policysched.cluster.cluster_file import load_cluster_file, start_time
 from policysched.cluster.memory import MemoryBackend, RecordedBinding, RecordedEvent
+from policysched.framework.backend import BackendError, BindError
+from policysched.model.clock import SimulatedClock
+from policysched.model.objects import PodInfo, parse_timestamp, pod_info
 
 from ..cache.objects_builder import make_node, make_pod
 

@@ -28,7 +28,6 @@ from typing import Any
 
 import pytest
 
-from policysched.cluster.backend import ClusterEvent
 from policysched.cluster.kube import (
     ApiError,
     Informer,
@@ -37,6 +36,7 @@ from policysched.cluster.kube import (
     Transport,
     WatchedResource,
 )
+from policysched.model.events import ClusterEvent
 
 pytestmark = pytest.mark.e2e
 

@@ -29,10 +29,10 @@ from typing import Any
 
 import pytest
 
-from policysched.leader import LeaderElectionSettings, LeaderElector
-from policysched.metrics import SchedulerMetrics
-from policysched.profiles import BUILTIN_POLICIES
-from policysched.reload import (
+from policysched.framework.profiles import BUILTIN_POLICIES
+from policysched.service.leader import LeaderElectionSettings, LeaderElector
+from policysched.service.metrics import SchedulerMetrics
+from policysched.service.reload import (
     EVENT_REASON,
     POLICY_LABEL,
     ConfigMapSource,
@@ -43,7 +43,7 @@ from policysched.reload import (
     Reloader,
     label_selector_string,
 )
-from policysched.server import HealthChecks, HealthServer
+from policysched.service.server import HealthChecks, HealthServer
 
 pytestmark = pytest.mark.e2e
 

@@ -9,11 +9,13 @@ from typing import Any
 
 import pytest
 
-from policysched.cluster import BindError, BindOutcome, BindRequest, SimulatedClock, run_bind
 from policysched.cluster.memory import MemoryBackend
+from policysched.commands.loading import load_engine
+from policysched.framework.backend import BindError, BindOutcome, BindRequest, run_bind
+from policysched.framework.profiles import Engine
 from policysched.framework.queue import BACKOFF
 from policysched.framework.scheduler import Scheduler
-from policysched.inputs import Engine, load_engine
+from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
 

@@ -39,20 +39,20 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from policysched.cache.objects import (
+from policysched.cli import main
+from policysched.cluster.memory import MemoryBackend
+from policysched.commands.simulate import Simulation, simulate
+from policysched.framework.backend import BackendError
+from policysched.framework.profiles import BUILTIN_POLICIES, build_frameworks
+from policysched.framework.runtime import Framework
+from policysched.framework.scheduler import SCALAR, VECTORISED, EngineSettings
+from policysched.model.objects import (
     ObjectError,
     node_allocatable,
     parse_timestamp,
     pod_resources,
 )
-from policysched.cli import main
-from policysched.cluster.backend import BackendError
-from policysched.cluster.memory import MemoryBackend
-from policysched.framework.runner import Framework
-from policysched.framework.scheduler import SCALAR, VECTORISED, EngineSettings
 from policysched.policy import Policy, build_policy_set, load_policy_set, load_text
-from policysched.profiles import BUILTIN_POLICIES, build_frameworks
-from policysched.simulate import Simulation, simulate
 from tests.framework.test_tiers import START, random_node, random_pod
 from tests.mutation import (
     BOOL_POISON,

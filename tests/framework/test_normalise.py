@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from policysched.framework.runner import normalise
+from policysched.framework.runtime import normalise
 from policysched.framework.vectorised import _normalise
 from policysched.policy.model import Normalization
 

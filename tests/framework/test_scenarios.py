@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from policysched.policytest import run_file
+from policysched.commands.policy_tests import run_file
 
 SCENARIOS = sorted((Path(__file__).parent / "scenarios").glob("*.yaml"))
 

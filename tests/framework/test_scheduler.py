@@ -10,13 +10,14 @@ from typing import Any
 import pytest
 
 from policysched.cache.node_info import NodeInfo
-from policysched.cluster.clock import SimulatedClock
 from policysched.cluster.memory import MemoryBackend
+from policysched.commands.loading import load_engine
+from policysched.framework.profiles import Engine
 from policysched.framework.queue import BACKOFF, GATED
-from policysched.framework.runner import CycleState
+from policysched.framework.runtime import CycleState
 from policysched.framework.scheduler import Scheduler
 from policysched.framework.status import Status
-from policysched.inputs import Engine, load_engine
+from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
 

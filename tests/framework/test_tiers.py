@@ -21,11 +21,11 @@ import pytest
 import yaml
 
 from policysched.cel.library import quantity
-from policysched.cluster.clock import SimulatedClock
 from policysched.cluster.memory import MemoryBackend
+from policysched.commands.loading import load_engine
+from policysched.framework.profiles import BUILTIN_POLICIES
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
-from policysched.inputs import load_engine
-from policysched.profiles import BUILTIN_POLICIES
+from policysched.model.clock import SimulatedClock
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tiers"
 START = "2026-11-22T10:00:00Z"

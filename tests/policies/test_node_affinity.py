@@ -128,7 +128,8 @@ def test_pod_topology_spread_copies_the_required_affinity_variables_verbatim() -
     identical so that nodeAffinityPolicy Honor means what this filter means."""
     ours = {v.name: v.expression.text for v in load("node-affinity").variables}
     theirs = {v.name: v.expression.text for v in load("pod-topology-spread").variables}
-    shared = ["nsKeys", "nsValues", "hasRequired", "requiredTerms", "requiredRequirements",
-              "rTerm", "rCode", "rKey", "rSet", "rNumber"]
+    shared = ["nodeSelectorKeys", "nodeSelectorValues", "hasRequired", "requiredTerms",
+              "requiredRequirements", "requiredTermIndices", "requiredOperatorCodes",
+              "requiredKeys", "requiredValueSets", "requiredNumbers"]
     for name in shared:
         assert theirs[name] == ours[name], name

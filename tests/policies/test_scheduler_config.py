@@ -74,8 +74,8 @@ def test_zones_profile_overrides_the_custom_score() -> None:
 
 
 def test_configuration_builds_frameworks() -> None:
+    from policysched.framework.profiles import build_frameworks
     from policysched.policy import load_policy_set
-    from policysched.profiles import build_frameworks
 
     policy_set = load_policy_set([POLICIES])
     [configuration] = policy_set.configurations

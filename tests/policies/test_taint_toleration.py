@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from policysched.framework.runner import normalise
+from policysched.framework.runtime import normalise
 from policysched.policy import Normalization
 
 from .helpers import Cluster, Harness, kube_default_normalize, node, pod

@@ -13,53 +13,14 @@ to the compiler (``operators.py``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from . import collections, core, encoders, math, network, quantity, regex, strings, time
+from .function import Function, Overload, member_overload
 
-from ..types import Type
-
-
-@dataclass(frozen=True, slots=True)
-class Overload:
-    """One signature. ``params`` includes the receiver first when ``member`` is true."""
-
-    id: str
-    params: tuple[Type, ...]
-    result: Type
-    member: bool = False
-    varargs: bool = False  # the last param repeats (e.g. math.greatest(a, b, c...))
-
-
-@dataclass(frozen=True, slots=True)
-class Function:
-    """A named CEL function.
-
-    ``cost`` is the estimated cost of one call; when ``cost_per_size`` is true the cost is
-    multiplied by the size of the first argument (strings, lists, maps), as Kubernetes does
-    for functions that walk their input.
-
-    ``literal_check`` validates, when the expression is checked, a string literal written as
-    argument ``literal_arg`` (counting the receiver first): it raises ``CelError`` exactly
-    when the call would fail at run time because of that argument (a bad regular expression,
-    timestamp, quantity ...). This is what cel-go's regex / timestamp / duration literal
-    validators do for Kubernetes.
-    """
-
-    name: str
-    overloads: tuple[Overload, ...]
-    impl: Callable[..., Any]
-    cost: int = 1
-    cost_per_size: bool = False
-    doc: str = ""
-    literal_check: Callable[[str], object] | None = None
-    literal_arg: int = 0
+__all__ = ["Function", "Overload", "member_overload", "standard_library"]
 
 
 def standard_library() -> dict[str, Function]:
     """All functions available to policies, by name."""
-    from . import collections, core, encoders, math, network, quantity, regex, strings, time
-
     lib: dict[str, Function] = {}
     for module in (core, strings, regex, collections, math, encoders, time, quantity, network):
         for fn in module.FUNCTIONS:

@@ -50,7 +50,7 @@ from ..values import (
     compare,
     no_such_overload,
 )
-from . import Function, Overload
+from .function import Function, Overload, member_overload
 
 LIST_A = list_of(A)
 
@@ -412,47 +412,44 @@ def sets_intersects(a: Any, b: Any) -> bool:
     raise no_such_overload("sets.intersects", a, b)
 
 
-def _m(oid: str, params: tuple[Type, ...], result: Type) -> Overload:
-    return Overload(oid, params, result, member=True)
-
-
 FUNCTIONS: list[Function] = [
     Function(
         "sum",
-        tuple(_m(f"list_{n}_sum_{n}", (list_of(t),), t) for n, t in _SUMMABLE),
+        tuple(member_overload(f"list_{n}_sum_{n}", (list_of(t),), t) for n, t in _SUMMABLE),
         list_sum,
         cost_per_size=True,
         doc="sum of a list of ints, uints, doubles or durations",
     ),
     Function(
         "min",
-        tuple(_m(f"list_{n}_min_{n}", (list_of(t),), t) for n, t in _COMPARABLE),
+        tuple(member_overload(f"list_{n}_min_{n}", (list_of(t),), t) for n, t in _COMPARABLE),
         list_min,
         cost_per_size=True,
         doc="smallest element; error on an empty list",
     ),
     Function(
         "max",
-        tuple(_m(f"list_{n}_max_{n}", (list_of(t),), t) for n, t in _COMPARABLE),
+        tuple(member_overload(f"list_{n}_max_{n}", (list_of(t),), t) for n, t in _COMPARABLE),
         list_max,
         cost_per_size=True,
         doc="largest element; error on an empty list",
     ),
     Function(
         "isSorted",
-        tuple(_m(f"list_{n}_is_sorted_bool", (list_of(t),), BOOL) for n, t in _COMPARABLE),
+        tuple(member_overload(f"list_{n}_is_sorted_bool", (list_of(t),), BOOL)
+              for n, t in _COMPARABLE),
         is_sorted,
         cost_per_size=True,
     ),
     Function(
         "includes",
-        (_m("list_includes_dyn_dyn", (DYN, DYN), BOOL),),
+        (member_overload("list_includes_dyn_dyn", (DYN, DYN), BOOL),),
         includes,
         cost_per_size=True,
     ),
     Function(
         "slice",
-        (_m("list_slice", (LIST_A, INT, INT), LIST_A),),
+        (member_overload("list_slice", (LIST_A, INT, INT), LIST_A),),
         slice_,
         cost_per_size=True,
         doc="list.slice(start, end): elements start..end-1",
@@ -460,21 +457,21 @@ FUNCTIONS: list[Function] = [
     Function(
         "flatten",
         (
-            _m("list_flatten", (list_of(LIST_A),), LIST_A),
-            _m("list_flatten_int", (LIST_DYN, INT), LIST_DYN),
+            member_overload("list_flatten", (list_of(LIST_A),), LIST_A),
+            member_overload("list_flatten_int", (LIST_DYN, INT), LIST_DYN),
         ),
         flatten,
         cost_per_size=True,
     ),
     Function(
         "distinct",
-        (_m("list_distinct", (LIST_A,), LIST_A),),
+        (member_overload("list_distinct", (LIST_A,), LIST_A),),
         distinct,
         cost_per_size=True,
     ),
     Function(
         "sort",
-        tuple(_m(f"list_{n}_sort", (list_of(t),), list_of(t)) for n, t in _COMPARABLE),
+        tuple(member_overload(f"list_{n}_sort", (list_of(t),), list_of(t)) for n, t in _COMPARABLE),
         sort,
         cost_per_size=True,
     ),
@@ -484,8 +481,8 @@ FUNCTIONS: list[Function] = [
         lists_range,
         doc="lists.range(n): [0, 1, ..., n-1]",
     ),
-    Function("first", (_m("list_first", (LIST_A,), optional_of(A)),), first),
-    Function("last", (_m("list_last", (LIST_A,), optional_of(A)),), last),
+    Function("first", (member_overload("list_first", (LIST_A,), optional_of(A)),), first),
+    Function("last", (member_overload("list_last", (LIST_A,), optional_of(A)),), last),
     Function(
         "sets.contains",
         (Overload("list_sets_contains_list", (LIST_A, LIST_A), BOOL),),

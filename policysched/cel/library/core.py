@@ -14,7 +14,23 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from .. import types as t
+from ..types import (
+    BOOL,
+    BYTES,
+    DOUBLE,
+    DURATION,
+    DYN,
+    INT,
+    STRING,
+    TIMESTAMP,
+    UINT,
+    A,
+    B,
+    list_of,
+    map_of,
+    optional_of,
+    type_of_type,
+)
 from ..values import (
     INT64_MAX,
     INT64_MIN,
@@ -30,7 +46,7 @@ from ..values import (
     no_such_overload,
     type_of,
 )
-from . import Function, Overload
+from .function import Function, Overload
 from .network import CIDR, CIDR_T, IP, IP_T
 from .network import to_string as _net_to_string
 from .time import format_duration, format_timestamp, parse_duration, parse_timestamp
@@ -397,11 +413,11 @@ def _unwrap_opt(items: Any) -> list[Any]:
 
 # --------------------------------------------------------------------------- declarations
 
-_A, _OPT_A = t.A, t.optional_of(t.A)
+OPTIONAL_A = optional_of(A)
 
 
-def _fn(name: str, impl: Any, *overloads: Overload, doc: str = "", per_size: bool = False,
-        conversion: bool = False) -> Function:
+def _function(name: str, impl: Any, *overloads: Overload, doc: str = "",
+              per_size: bool = False, conversion: bool = False) -> Function:
     """``conversion``: a string literal argument is converted when the expression is checked,
     so that ``timestamp('yesterday')`` is a compile error, not an error on every pod."""
     return Function(name, overloads, impl, cost_per_size=per_size, doc=doc,
@@ -409,120 +425,122 @@ def _fn(name: str, impl: Any, *overloads: Overload, doc: str = "", per_size: boo
 
 
 FUNCTIONS: list[Function] = [
-    _fn(
+    _function(
         "size", _size,
-        Overload("size_string", (t.STRING,), t.INT),
-        Overload("size_bytes", (t.BYTES,), t.INT),
-        Overload("size_list", (t.list_of(_A),), t.INT),
-        Overload("size_map", (t.map_of(_A, t.B),), t.INT),
-        Overload("string_size", (t.STRING,), t.INT, member=True),
-        Overload("bytes_size", (t.BYTES,), t.INT, member=True),
-        Overload("list_size", (t.list_of(_A),), t.INT, member=True),
-        Overload("map_size", (t.map_of(_A, t.B),), t.INT, member=True),
+        Overload("size_string", (STRING,), INT),
+        Overload("size_bytes", (BYTES,), INT),
+        Overload("size_list", (list_of(A),), INT),
+        Overload("size_map", (map_of(A, B),), INT),
+        Overload("string_size", (STRING,), INT, member=True),
+        Overload("bytes_size", (BYTES,), INT, member=True),
+        Overload("list_size", (list_of(A),), INT, member=True),
+        Overload("map_size", (map_of(A, B),), INT, member=True),
         doc="code points of a string, bytes, list elements or map entries",
     ),
-    _fn("contains", _contains,
-        Overload("contains_string", (t.STRING, t.STRING), t.BOOL, member=True),
+    _function("contains", _contains,
+        Overload("contains_string", (STRING, STRING), BOOL, member=True),
         doc="whether the string contains the substring", per_size=True),
-    _fn("startsWith", _starts_with,
-        Overload("starts_with_string", (t.STRING, t.STRING), t.BOOL, member=True),
+    _function("startsWith", _starts_with,
+        Overload("starts_with_string", (STRING, STRING), BOOL, member=True),
         doc="whether the string starts with the prefix", per_size=True),
-    _fn("endsWith", _ends_with,
-        Overload("ends_with_string", (t.STRING, t.STRING), t.BOOL, member=True),
+    _function("endsWith", _ends_with,
+        Overload("ends_with_string", (STRING, STRING), BOOL, member=True),
         doc="whether the string ends with the suffix", per_size=True),
-    _fn(
+    _function(
         "int", _int,
-        Overload("int64_to_int64", (t.INT,), t.INT),
-        Overload("uint64_to_int64", (t.UINT,), t.INT),
-        Overload("double_to_int64", (t.DOUBLE,), t.INT),
-        Overload("string_to_int64", (t.STRING,), t.INT),
-        Overload("timestamp_to_int64", (t.TIMESTAMP,), t.INT),
-        Overload("duration_to_int64", (t.DURATION,), t.INT),
+        Overload("int64_to_int64", (INT,), INT),
+        Overload("uint64_to_int64", (UINT,), INT),
+        Overload("double_to_int64", (DOUBLE,), INT),
+        Overload("string_to_int64", (STRING,), INT),
+        Overload("timestamp_to_int64", (TIMESTAMP,), INT),
+        Overload("duration_to_int64", (DURATION,), INT),
         doc="to int: doubles truncate, timestamps give Unix seconds, durations nanoseconds",
         conversion=True,
     ),
-    _fn(
+    _function(
         "uint", _uint,
-        Overload("uint64_to_uint64", (t.UINT,), t.UINT),
-        Overload("int64_to_uint64", (t.INT,), t.UINT),
-        Overload("double_to_uint64", (t.DOUBLE,), t.UINT),
-        Overload("string_to_uint64", (t.STRING,), t.UINT),
+        Overload("uint64_to_uint64", (UINT,), UINT),
+        Overload("int64_to_uint64", (INT,), UINT),
+        Overload("double_to_uint64", (DOUBLE,), UINT),
+        Overload("string_to_uint64", (STRING,), UINT),
         doc="to uint",
         conversion=True,
     ),
-    _fn(
+    _function(
         "double", _double,
-        Overload("double_to_double", (t.DOUBLE,), t.DOUBLE),
-        Overload("int64_to_double", (t.INT,), t.DOUBLE),
-        Overload("uint64_to_double", (t.UINT,), t.DOUBLE),
-        Overload("string_to_double", (t.STRING,), t.DOUBLE),
+        Overload("double_to_double", (DOUBLE,), DOUBLE),
+        Overload("int64_to_double", (INT,), DOUBLE),
+        Overload("uint64_to_double", (UINT,), DOUBLE),
+        Overload("string_to_double", (STRING,), DOUBLE),
         doc="to double",
         conversion=True,
     ),
-    _fn(
+    _function(
         "string", _string,
-        Overload("string_to_string", (t.STRING,), t.STRING),
-        Overload("bool_to_string", (t.BOOL,), t.STRING),
-        Overload("int64_to_string", (t.INT,), t.STRING),
-        Overload("uint64_to_string", (t.UINT,), t.STRING),
-        Overload("double_to_string", (t.DOUBLE,), t.STRING),
-        Overload("bytes_to_string", (t.BYTES,), t.STRING),
-        Overload("timestamp_to_string", (t.TIMESTAMP,), t.STRING),
-        Overload("duration_to_string", (t.DURATION,), t.STRING),
-        Overload("ip_to_string", (IP_T,), t.STRING),
-        Overload("cidr_to_string", (CIDR_T,), t.STRING),
+        Overload("string_to_string", (STRING,), STRING),
+        Overload("bool_to_string", (BOOL,), STRING),
+        Overload("int64_to_string", (INT,), STRING),
+        Overload("uint64_to_string", (UINT,), STRING),
+        Overload("double_to_string", (DOUBLE,), STRING),
+        Overload("bytes_to_string", (BYTES,), STRING),
+        Overload("timestamp_to_string", (TIMESTAMP,), STRING),
+        Overload("duration_to_string", (DURATION,), STRING),
+        Overload("ip_to_string", (IP_T,), STRING),
+        Overload("cidr_to_string", (CIDR_T,), STRING),
         doc="to string (bytes must be valid UTF-8)",
     ),
-    _fn(
+    _function(
         "bytes", _bytes,
-        Overload("bytes_to_bytes", (t.BYTES,), t.BYTES),
-        Overload("string_to_bytes", (t.STRING,), t.BYTES),
+        Overload("bytes_to_bytes", (BYTES,), BYTES),
+        Overload("string_to_bytes", (STRING,), BYTES),
         doc="to bytes (UTF-8)",
     ),
-    _fn(
+    _function(
         "bool", _bool,
-        Overload("bool_to_bool", (t.BOOL,), t.BOOL),
-        Overload("string_to_bool", (t.STRING,), t.BOOL),
+        Overload("bool_to_bool", (BOOL,), BOOL),
+        Overload("string_to_bool", (STRING,), BOOL),
         doc="to bool; strings 1 t T TRUE true True / 0 f F FALSE false False",
         conversion=True,
     ),
-    _fn("dyn", _dyn, Overload("to_dyn", (_A,), t.DYN), doc="the value, typed dyn"),
-    _fn("type", _type, Overload("type", (_A,), t.type_of_type(_A)), doc="the type of a value"),
-    _fn(
+    _function("dyn", _dyn, Overload("to_dyn", (A,), DYN), doc="the value, typed dyn"),
+    _function("type", _type, Overload("type", (A,), type_of_type(A)), doc="the type of a value"),
+    _function(
         "timestamp", _timestamp,
-        Overload("timestamp_to_timestamp", (t.TIMESTAMP,), t.TIMESTAMP),
-        Overload("string_to_timestamp", (t.STRING,), t.TIMESTAMP),
-        Overload("int64_to_timestamp", (t.INT,), t.TIMESTAMP),
+        Overload("timestamp_to_timestamp", (TIMESTAMP,), TIMESTAMP),
+        Overload("string_to_timestamp", (STRING,), TIMESTAMP),
+        Overload("int64_to_timestamp", (INT,), TIMESTAMP),
         doc="RFC 3339 text or Unix seconds to a timestamp",
         conversion=True,
     ),
-    _fn(
+    _function(
         "duration", _duration,
-        Overload("duration_to_duration", (t.DURATION,), t.DURATION),
-        Overload("string_to_duration", (t.STRING,), t.DURATION),
+        Overload("duration_to_duration", (DURATION,), DURATION),
+        Overload("string_to_duration", (STRING,), DURATION),
         doc="'1h2m3.5s', '100ms', '-1.5h' ... to a duration",
         conversion=True,
     ),
-    _fn("optional.of", _optional_of, Overload("optional_of", (_A,), _OPT_A),
+    _function("optional.of", _optional_of, Overload("optional_of", (A,), OPTIONAL_A),
         doc="an optional holding the value"),
-    _fn("optional.none", _optional_none, Overload("optional_none", (), _OPT_A),
+    _function("optional.none", _optional_none, Overload("optional_none", (), OPTIONAL_A),
         doc="the empty optional"),
-    _fn("optional.ofNonZeroValue", _optional_of_non_zero,
-        Overload("optional_of_non_zero_value", (_A,), _OPT_A),
+    _function("optional.ofNonZeroValue", _optional_of_non_zero,
+        Overload("optional_of_non_zero_value", (A,), OPTIONAL_A),
         doc="optional.none() for a zero value (0, '', [], {}, null, false...), else of(v)"),
-    _fn("hasValue", _has_value,
-        Overload("optional_hasValue", (_OPT_A,), t.BOOL, member=True),
+    _function("hasValue", _has_value,
+        Overload("optional_hasValue", (OPTIONAL_A,), BOOL, member=True),
         doc="whether the optional holds a value"),
-    _fn("value", _value, Overload("optional_value", (_OPT_A,), _A, member=True),
+    _function("value", _value, Overload("optional_value", (OPTIONAL_A,), A, member=True),
         doc="the held value; an error on optional.none()"),
-    _fn("or", _or, Overload("optional_or_optional", (_OPT_A, _OPT_A), _OPT_A, member=True),
+    _function("or", _or,
+        Overload("optional_or_optional", (OPTIONAL_A, OPTIONAL_A), OPTIONAL_A, member=True),
         doc="this optional if it has a value, else the other"),
-    _fn("orValue", _or_value, Overload("optional_orValue_value", (_OPT_A, _A), _A, member=True),
+    _function("orValue", _or_value,
+        Overload("optional_orValue_value", (OPTIONAL_A, A), A, member=True),
         doc="the held value, else the default"),
-    _fn("optional.unwrap", _optional_unwrap,
-        Overload("optional_unwrap", (t.list_of(_OPT_A),), t.list_of(_A)),
+    _function("optional.unwrap", _optional_unwrap,
+        Overload("optional_unwrap", (list_of(OPTIONAL_A),), list_of(A)),
         doc="the values of the non-empty optionals of a list"),
-    _fn("unwrapOpt", _unwrap_opt,
-        Overload("optional_unwrapOpt", (t.list_of(_OPT_A),), t.list_of(_A), member=True),
+    _function("unwrapOpt", _unwrap_opt,
+        Overload("optional_unwrapOpt", (list_of(OPTIONAL_A),), list_of(A), member=True),
         doc="the values of the non-empty optionals of a list"),
 ]

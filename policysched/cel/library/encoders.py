@@ -11,7 +11,7 @@ from typing import Any
 
 from ..types import BYTES, STRING
 from ..values import CelError, no_such_overload
-from . import Function, Overload
+from .function import Function, Overload
 
 
 def base64_encode(b: Any) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..types import BOOL, DOUBLE, DYN, INT, UINT, Type, list_of
 from ..values import INT64_MIN, UINT64_MAX, CelError, UInt, no_such_overload
-from . import Function, Overload
+from .function import Function, Overload
 
 _MASK64 = UINT64_MAX
 _SIGN_BIT = 1 << 63

@@ -16,16 +16,16 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from .. import types as t
+from ..types import BOOL, INT, STRING, Type
 from ..values import CelError, TypeValue, no_such_overload, register_type
-from . import Function, Overload
+from .function import Function, Overload
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 IP_TYPE = TypeValue("net.IP")
 CIDR_TYPE = TypeValue("net.CIDR")
-IP_T = t.Type("net.IP")
-CIDR_T = t.Type("net.CIDR")
+IP_T = Type("net.IP")
+CIDR_T = Type("net.CIDR")
 
 
 class IP:
@@ -293,7 +293,7 @@ def _prefix_length(c: Any) -> int:
 def _ip_predicate_fn(name: str, overload_id: str, test: Any, doc: str) -> Function:
     return Function(
         name,
-        (Overload(overload_id, (IP_T,), t.BOOL, member=True),),
+        (Overload(overload_id, (IP_T,), BOOL, member=True),),
         _predicate(name, test),
         doc=doc,
     )
@@ -303,22 +303,22 @@ FUNCTIONS: list[Function] = [
     Function(
         "ip",
         (
-            Overload("string_to_ip", (t.STRING,), IP_T),
+            Overload("string_to_ip", (STRING,), IP_T),
             Overload("cidr_ip", (CIDR_T,), IP_T, member=True),
         ),
         _ip,
         doc="parse an IP address; on a CIDR, its address",
         literal_check=_ip,
     ),
-    Function("cidr", (Overload("string_to_cidr", (t.STRING,), CIDR_T),), _cidr,
+    Function("cidr", (Overload("string_to_cidr", (STRING,), CIDR_T),), _cidr,
              doc="parse a CIDR ('10.0.0.0/8')", literal_check=_cidr),
-    Function("isIP", (Overload("is_ip", (t.STRING,), t.BOOL),), _is_ip,
+    Function("isIP", (Overload("is_ip", (STRING,), BOOL),), _is_ip,
              doc="whether the string is an IP address ip() accepts"),
-    Function("isCIDR", (Overload("is_cidr", (t.STRING,), t.BOOL),), _is_cidr,
+    Function("isCIDR", (Overload("is_cidr", (STRING,), BOOL),), _is_cidr,
              doc="whether the string is a CIDR cidr() accepts"),
-    Function("ip.isCanonical", (Overload("ip_is_canonical", (t.STRING,), t.BOOL),),
+    Function("ip.isCanonical", (Overload("ip_is_canonical", (STRING,), BOOL),),
              _is_canonical, doc="whether the address is written in canonical form"),
-    Function("family", (Overload("ip_family", (IP_T,), t.INT, member=True),), _family,
+    Function("family", (Overload("ip_family", (IP_T,), INT, member=True),), _family,
              doc="4 or 6"),
     _ip_predicate_fn("isUnspecified", "ip_is_unspecified", _is_unspecified,
                      "0.0.0.0 or ::"),
@@ -332,8 +332,8 @@ FUNCTIONS: list[Function] = [
     Function(
         "containsIP",
         (
-            Overload("cidr_contains_ip_ip", (CIDR_T, IP_T), t.BOOL, member=True),
-            Overload("cidr_contains_ip_string", (CIDR_T, t.STRING), t.BOOL, member=True),
+            Overload("cidr_contains_ip_ip", (CIDR_T, IP_T), BOOL, member=True),
+            Overload("cidr_contains_ip_string", (CIDR_T, STRING), BOOL, member=True),
         ),
         _contains_ip,
         doc="whether the address lies in the CIDR",
@@ -341,8 +341,8 @@ FUNCTIONS: list[Function] = [
     Function(
         "containsCIDR",
         (
-            Overload("cidr_contains_cidr", (CIDR_T, CIDR_T), t.BOOL, member=True),
-            Overload("cidr_contains_cidr_string", (CIDR_T, t.STRING), t.BOOL, member=True),
+            Overload("cidr_contains_cidr", (CIDR_T, CIDR_T), BOOL, member=True),
+            Overload("cidr_contains_cidr_string", (CIDR_T, STRING), BOOL, member=True),
         ),
         _contains_cidr,
         doc="whether the other CIDR lies entirely in this one",
@@ -350,6 +350,6 @@ FUNCTIONS: list[Function] = [
     Function("masked", (Overload("cidr_masked", (CIDR_T,), CIDR_T, member=True),), _masked,
              doc="the CIDR with its host bits cleared"),
     Function("prefixLength",
-             (Overload("cidr_prefix_length", (CIDR_T,), t.INT, member=True),),
+             (Overload("cidr_prefix_length", (CIDR_T,), INT, member=True),),
              _prefix_length, doc="the prefix length"),
 ]

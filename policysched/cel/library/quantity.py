@@ -33,16 +33,17 @@ from typing import Any
 
 from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
 
-from .. import types as t
+from ..types import BOOL, DYN, INT, STRING
 from ..values import INT64_MAX, INT64_MIN, CelError, no_such_overload
-from . import Function, Overload
+from .function import Function, Overload
 
 _SUFFIXES = frozenset(
     {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
 )
 _MAX_EXPONENT_DIGITS = 4  # |exponent| < 10**4: beyond that nothing fits a double anyway
 _MAX_LENGTH = 256
-_CTX = Context(prec=_MAX_LENGTH + 8)  # every digit a quantity can have: scaleb stays exact
+# a precision holding every digit a quantity can have, so scaleb stays exact
+_DECIMAL_CONTEXT = Context(prec=_MAX_LENGTH + 8)
 
 
 def _syntax_error(s: str) -> str | None:
@@ -117,7 +118,7 @@ def _milli(d: Decimal) -> int:
         return 0
     if d.adjusted() > 16:
         raise OverflowError("quantity in milli-units out of int64 range")
-    m = int(_CTX.scaleb(d, 3).to_integral_value(rounding=ROUND_CEILING))
+    m = int(_DECIMAL_CONTEXT.scaleb(d, 3).to_integral_value(rounding=ROUND_CEILING))
     if not (INT64_MIN <= m <= INT64_MAX):
         raise OverflowError("quantity in milli-units out of int64 range")
     return m
@@ -181,7 +182,7 @@ def quantity_int(s: str | int | float, milli: bool = False) -> int:
         return min(max(s, INT64_MIN), INT64_MAX)
     d = _decimal_of(s)
     if milli:
-        d = _CTX.scaleb(d, 3)
+        d = _DECIMAL_CONTEXT.scaleb(d, 3)
     if d >= INT64_MAX:
         return INT64_MAX
     if d <= INT64_MIN:
@@ -228,21 +229,21 @@ def _cel_is_quantity(s: Any) -> bool:
 FUNCTIONS: list[Function] = [
     Function(
         "quantity",
-        (Overload("string_to_quantity_value", (t.STRING,), t.DYN),),
+        (Overload("string_to_quantity_value", (STRING,), DYN),),
         _cel_quantity,
         doc="a Kubernetes quantity in base units: int when whole, else double",
         literal_check=_cel_quantity,
     ),
     Function(
         "quantityMilli",
-        (Overload("string_to_quantity_milli", (t.STRING,), t.INT),),
+        (Overload("string_to_quantity_milli", (STRING,), INT),),
         _cel_quantity_milli,
         doc="a Kubernetes quantity in milli-units, rounded up ('500m' -> 500, '2' -> 2000)",
         literal_check=_cel_quantity_milli,
     ),
     Function(
         "isQuantity",
-        (Overload("is_quantity", (t.STRING,), t.BOOL),),
+        (Overload("is_quantity", (STRING,), BOOL),),
         _cel_is_quantity,
         doc="whether the string is a Kubernetes quantity",
     ),

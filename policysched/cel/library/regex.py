@@ -22,7 +22,7 @@ import re2
 from ..errors import shown
 from ..types import BOOL, INT, STRING, list_of
 from ..values import CelError, no_such_overload
-from . import Function, Overload
+from .function import Function, Overload
 
 # Memory bounds: each compiled RE2 object (program + DFA cache) stays under
 # REGEX_MAX_MEM, and at most REGEX_CACHE_SIZE of them are kept, so patterns taken from

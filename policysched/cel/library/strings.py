@@ -32,8 +32,8 @@ from ..values import (
     no_such_overload,
     type_name,
 )
-from . import Function, Overload
 from . import collections as _lists
+from .function import Function, Overload, member_overload
 
 LIST_STRING = list_of(STRING)
 LIST_A = list_of(A)
@@ -496,14 +496,10 @@ def format_(*args: Any) -> str:
     return "".join(out)
 
 
-def _m(oid: str, params: tuple[Any, ...], result: Any) -> Overload:
-    return Overload(oid, params, result, member=True)
-
-
 FUNCTIONS: list[Function] = [
     Function(
         "charAt",
-        (_m("string_char_at_int", (STRING, INT), STRING),),
+        (member_overload("string_char_at_int", (STRING, INT), STRING),),
         char_at,
         cost_per_size=True,
         doc="s.charAt(i): the code point at i as a string ('' at the end)",
@@ -511,9 +507,9 @@ FUNCTIONS: list[Function] = [
     Function(
         "indexOf",
         (
-            _m("string_index_of_string", (STRING, STRING), INT),
-            _m("string_index_of_string_int", (STRING, STRING, INT), INT),
-            _m("list_a_index_of_int", (LIST_A, A), INT),
+            member_overload("string_index_of_string", (STRING, STRING), INT),
+            member_overload("string_index_of_string_int", (STRING, STRING, INT), INT),
+            member_overload("list_a_index_of_int", (LIST_A, A), INT),
         ),
         index_of,
         cost_per_size=True,
@@ -522,9 +518,9 @@ FUNCTIONS: list[Function] = [
     Function(
         "lastIndexOf",
         (
-            _m("string_last_index_of_string", (STRING, STRING), INT),
-            _m("string_last_index_of_string_int", (STRING, STRING, INT), INT),
-            _m("list_a_last_index_of_int", (LIST_A, A), INT),
+            member_overload("string_last_index_of_string", (STRING, STRING), INT),
+            member_overload("string_last_index_of_string_int", (STRING, STRING, INT), INT),
+            member_overload("list_a_last_index_of_int", (LIST_A, A), INT),
         ),
         last_index_of,
         cost_per_size=True,
@@ -532,21 +528,22 @@ FUNCTIONS: list[Function] = [
     ),
     Function(
         "lowerAscii",
-        (_m("string_lower_ascii", (STRING,), STRING),),
+        (member_overload("string_lower_ascii", (STRING,), STRING),),
         lower_ascii,
         cost_per_size=True,
     ),
     Function(
         "upperAscii",
-        (_m("string_upper_ascii", (STRING,), STRING),),
+        (member_overload("string_upper_ascii", (STRING,), STRING),),
         upper_ascii,
         cost_per_size=True,
     ),
     Function(
         "replace",
         (
-            _m("string_replace_string_string", (STRING, STRING, STRING), STRING),
-            _m("string_replace_string_string_int", (STRING, STRING, STRING, INT), STRING),
+            member_overload("string_replace_string_string", (STRING, STRING, STRING), STRING),
+            member_overload("string_replace_string_string_int", (STRING, STRING, STRING, INT),
+                            STRING),
         ),
         replace,
         cost_per_size=True,
@@ -554,8 +551,8 @@ FUNCTIONS: list[Function] = [
     Function(
         "split",
         (
-            _m("string_split_string", (STRING, STRING), LIST_STRING),
-            _m("string_split_string_int", (STRING, STRING, INT), LIST_STRING),
+            member_overload("string_split_string", (STRING, STRING), LIST_STRING),
+            member_overload("string_split_string_int", (STRING, STRING, INT), LIST_STRING),
         ),
         split,
         cost_per_size=True,
@@ -563,18 +560,19 @@ FUNCTIONS: list[Function] = [
     Function(
         "substring",
         (
-            _m("string_substring_int", (STRING, INT), STRING),
-            _m("string_substring_int_int", (STRING, INT, INT), STRING),
+            member_overload("string_substring_int", (STRING, INT), STRING),
+            member_overload("string_substring_int_int", (STRING, INT, INT), STRING),
         ),
         substring,
         cost_per_size=True,
     ),
-    Function("trim", (_m("string_trim", (STRING,), STRING),), trim, cost_per_size=True),
+    Function("trim", (member_overload("string_trim", (STRING,), STRING),), trim,
+             cost_per_size=True),
     Function(
         "join",
         (
-            _m("list_join", (LIST_STRING,), STRING),
-            _m("list_join_string", (LIST_STRING, STRING), STRING),
+            member_overload("list_join", (LIST_STRING,), STRING),
+            member_overload("list_join_string", (LIST_STRING, STRING), STRING),
         ),
         join,
         cost_per_size=True,
@@ -582,8 +580,8 @@ FUNCTIONS: list[Function] = [
     Function(
         "reverse",
         (
-            _m("string_reverse", (STRING,), STRING),
-            _m("list_reverse", (LIST_A,), LIST_A),
+            member_overload("string_reverse", (STRING,), STRING),
+            member_overload("list_reverse", (LIST_A,), LIST_A),
         ),
         reverse,
         cost_per_size=True,
@@ -597,7 +595,7 @@ FUNCTIONS: list[Function] = [
     ),
     Function(
         "format",
-        (_m("string_format", (STRING, LIST_DYN), STRING),),
+        (member_overload("string_format", (STRING, LIST_DYN), STRING),),
         format_,
         cost_per_size=True,
         doc='printf-style formatting: "%s is %d".format([name, n])',

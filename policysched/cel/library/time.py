@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from typing import Any
 
-from .. import types as t
+from ..types import DURATION, INT, STRING, TIMESTAMP
 from ..values import (
     DURATION_MAX_SECONDS,
     NANOS,
@@ -30,9 +30,9 @@ from ..values import (
     Timestamp,
     no_such_overload,
 )
-from . import Function, Overload
+from .function import Function, Overload
 
-_DAY = 86400
+_SECONDS_PER_DAY = 86400
 # Days before each month in a non-leap year.
 _CUMULATIVE_DAYS = (0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334)
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -137,7 +137,8 @@ def parse_timestamp(s: str) -> Timestamp:
         offset = (oh * 3600 + om * 60) * (-1 if rest[0] == "-" else 1)
     else:
         raise _bad_timestamp(s)
-    secs = days_from_civil(year, month, day) * _DAY + hour * 3600 + minute * 60 + second - offset
+    secs = (days_from_civil(year, month, day) * _SECONDS_PER_DAY
+            + hour * 3600 + minute * 60 + second - offset)
     if not (TIMESTAMP_MIN_SECONDS <= secs <= TIMESTAMP_MAX_SECONDS):
         raise CelError(f"timestamp {_quote(s)} out of range")
     return Timestamp(secs * NANOS + nanos)
@@ -146,7 +147,7 @@ def parse_timestamp(s: str) -> Timestamp:
 def format_timestamp(ts: Timestamp) -> str:
     """RFC 3339 in UTC with the fraction trimmed of trailing zeros (Go's RFC3339Nano)."""
     secs, nanos = divmod(ts.ns, NANOS)
-    days, sod = divmod(secs, _DAY)
+    days, sod = divmod(secs, _SECONDS_PER_DAY)
     y, m, d = civil_from_days(days)
     text = f"{y:04d}-{m:02d}-{d:02d}T{sod // 3600:02d}:{sod // 60 % 60:02d}:{sod % 60:02d}"
     if nanos:
@@ -276,7 +277,8 @@ def _zone_offset(zone: tzinfo, secs: int) -> int:
     """UTC offset in seconds of ``zone`` at Unix time ``secs``."""
     # datetime covers years 1..9999; the two days of timestamps at either end that a zone
     # could push outside take the offset from two days inwards (no zone changes there).
-    probe = min(max(secs, TIMESTAMP_MIN_SECONDS + 2 * _DAY), TIMESTAMP_MAX_SECONDS - 2 * _DAY)
+    margin = 2 * _SECONDS_PER_DAY
+    probe = min(max(secs, TIMESTAMP_MIN_SECONDS + margin), TIMESTAMP_MAX_SECONDS - margin)
     local = (_EPOCH + timedelta(seconds=probe)).astimezone(zone)
     off = local.utcoffset()
     return 0 if off is None else int(off.total_seconds())
@@ -307,31 +309,31 @@ def _trunc_div(ns: int, unit: int) -> int:
 
 
 def _ts_full_year(secs: int, nanos: int) -> int:
-    return civil_from_days(secs // _DAY)[0]
+    return civil_from_days(secs // _SECONDS_PER_DAY)[0]
 
 
 def _ts_month(secs: int, nanos: int) -> int:
-    return civil_from_days(secs // _DAY)[1] - 1
+    return civil_from_days(secs // _SECONDS_PER_DAY)[1] - 1
 
 
 def _ts_date(secs: int, nanos: int) -> int:
-    return civil_from_days(secs // _DAY)[2]
+    return civil_from_days(secs // _SECONDS_PER_DAY)[2]
 
 
 def _ts_day_of_month(secs: int, nanos: int) -> int:
-    return civil_from_days(secs // _DAY)[2] - 1
+    return civil_from_days(secs // _SECONDS_PER_DAY)[2] - 1
 
 
 def _ts_day_of_week(secs: int, nanos: int) -> int:
-    return (secs // _DAY + 4) % 7  # 1970-01-01 was a Thursday
+    return (secs // _SECONDS_PER_DAY + 4) % 7  # 1970-01-01 was a Thursday
 
 
 def _ts_day_of_year(secs: int, nanos: int) -> int:
-    return _day_of_year(*civil_from_days(secs // _DAY))
+    return _day_of_year(*civil_from_days(secs // _SECONDS_PER_DAY))
 
 
 def _ts_hours(secs: int, nanos: int) -> int:
-    return secs % _DAY // 3600
+    return secs % _SECONDS_PER_DAY // 3600
 
 
 def _ts_minutes(secs: int, nanos: int) -> int:
@@ -393,12 +395,12 @@ def _function(
     doc: str = "",
 ) -> Function:
     overloads = [
-        Overload(ts_id, (t.TIMESTAMP,), t.INT, member=True),
-        Overload(ts_id + "_with_tz", (t.TIMESTAMP, t.STRING), t.INT, member=True),
+        Overload(ts_id, (TIMESTAMP,), INT, member=True),
+        Overload(ts_id + "_with_tz", (TIMESTAMP, STRING), INT, member=True),
     ]
     if on_duration is not None:
         overloads.append(
-            Overload("duration_to_" + ts_id.removeprefix("timestamp_to_"), (t.DURATION,), t.INT,
+            Overload("duration_to_" + ts_id.removeprefix("timestamp_to_"), (DURATION,), INT,
                      member=True)
         )
     return Function(name, tuple(overloads), _getter(name, on_timestamp, on_duration), doc=doc)

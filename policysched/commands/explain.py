@@ -9,12 +9,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cluster.clock import SimulatedClock
-from .cluster.memory import MemoryBackend
-from .framework.runner import Framework
-from .framework.scheduler import EngineSettings, Scheduler
-from .framework.status import Code, Status
-from .policy import ExtensionPoint
+from ..cluster.memory import MemoryBackend
+from ..framework.runtime import Framework
+from ..framework.scheduler import EngineSettings, Scheduler
+from ..framework.status import Code, Status
+from ..model.clock import SimulatedClock
+from ..policy import ExtensionPoint
 
 PASS = "pass"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from policysched.metrics import (
+from policysched.service.metrics import (
     RELOAD_FAILURE,
     RELOAD_SUCCESS,
     RESULT_SCHEDULED,

@@ -1,5 +1,6 @@
 """The contract between the framework engine and a cluster: the only thing the engine knows
-about where it runs (the in-process ``MemoryBackend`` now, a Kubernetes API backend later).
+about where it runs (``policysched.cluster``: the in-process ``MemoryBackend``, the API
+server's ``KubeBackend``).
 
 Data flows one way: the backend's events feed the cache, the engine decides from a
 snapshot, and its decisions go back through these calls; their effects come back as events
@@ -17,26 +18,11 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Protocol
 
-from .clock import Clock
-
-if TYPE_CHECKING:  # the cache imports this package's messages: no import cycle at run time
-    from ..cache.objects import PodGroupSpec, PodInfo
-
-EventKind = Literal["ADDED", "MODIFIED", "DELETED"]
-Resource = Literal["Node", "Pod", "PodGroup"]
-EventType = Literal["Normal", "Warning"]
-ConditionStatus = Literal["True", "False", "Unknown"]
-
-@dataclass(frozen=True)
-class ClusterEvent:
-    """One change of one object, as a watch reports it. ``obj`` is the object after the
-    change (for DELETED: its last state); it belongs to the receiver."""
-
-    kind: EventKind
-    resource: Resource
-    obj: dict[str, Any]
+from ..model.clock import Clock
+from ..model.events import ClusterEvent, ConditionStatus, EventType
+from ..model.objects import PodGroupSpec, PodInfo
 
 
 class BackendError(Exception):

@@ -5,25 +5,19 @@ into frameworks and objects — or a ``UserError`` that says what is wrong, neve
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .cluster.cluster_file import ClusterFileError, load_cluster_file, start_time
-from .framework.runner import Framework
-from .framework.scheduler import EngineSettings
-from .policy import load_policy_set, render_text
-from .profiles import BUILTIN_POLICIES, ConfigurationError, build_frameworks
-
-
-class UserError(Exception):
-    """Bad input from the user: the message is shown as is, the command exits 1."""
-
-
-@dataclass(frozen=True)
-class Engine:
-    frameworks: dict[str, Framework]
-    settings: EngineSettings
+from ..cluster.cluster_file import ClusterFileError, load_cluster_file, start_time
+from ..errors import UserError
+from ..framework.profiles import (
+    BUILTIN_POLICIES,
+    ConfigurationError,
+    Engine,
+    build_frameworks,
+)
+from ..policy import load_policy_set, render_text
 
 
 def load_engine(policy_paths: Sequence[str], config_path: str | None, seed: int = 0) -> Engine:

@@ -26,9 +26,9 @@ from typing import Any
 
 import yaml
 
-from .cluster.cluster_file import ClusterFileError, parse_cluster, start_time
-from .inputs import UserError, load_cluster, load_engine
-from .profiles import BUILTIN_POLICIES
+from ..cluster.cluster_file import ClusterFileError, parse_cluster, start_time
+from ..framework.profiles import BUILTIN_POLICIES
+from .loading import UserError, load_cluster, load_engine
 from .simulate import simulate
 
 EXPECTED_KEYS = {"node": "node", "boundAt": "bound_at", "attempts": "attempts",

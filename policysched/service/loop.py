@@ -1,6 +1,6 @@
-"""``policysched run``: the engine against a real cluster, in one scheduling thread.
+"""The service loop: the engine against a live cluster, in one scheduling thread.
 
-The loop (``Runner.run_until``) is kube-scheduler's: wait until the informers have listed
+``SchedulingLoop.run_until`` is kube-scheduler's loop: wait until the informers have listed
 everything, then repeat — apply the backend's events and bind outcomes (``sync``), release
 what became due (``advance``), schedule pods while the queue has ready ones (applying
 events between pods), then sleep until the next timer, the next event or the next bind
@@ -8,62 +8,58 @@ outcome, at most one second. Binds run on the backend's threads (``--parallel-bi
 most at once); on shutdown the loop waits for those in flight (``BIND_DRAIN_TIMEOUT``) and
 finishes their cycles, on leadership loss it abandons them with the backend.
 
-Extension hooks (for ``server.py``, ``metrics.py``, ``reload.py``, ``leader.py``)::
+How ``main.run`` drives it::
 
-    runner = Runner(engine, make_backend, is_leader=elector.is_leader,
-                    wrap_backend=lambda b: LeaderOnlyBackend(b, elector.is_leader, why))
-    runner.add_observer(observer)      # a RunObserver: see its methods below
-    threading.Thread(target=runner.run_until, args=(stop_event,)).start()
-    runner.swap_policies(frameworks)   # from any thread; applied between two cycles
-    runner.synced, runner.leading      # for /readyz
-    runner.stop()                      # from any thread (or set stop_event)
+    loop = SchedulingLoop(engine, make_backend, is_leader=elector.is_leader,
+                          wrap_backend=lambda b: LeaderOnlyBackend(b, elector.is_leader, why))
+    loop.add_observer(observer)      # a RunObserver (observers.py)
+    threading.Thread(target=loop.run_until, args=(stop_event,)).start()
+    loop.swap_policies(frameworks)   # from any thread; applied between two cycles
+    loop.synced, loop.leading        # for /readyz
+    loop.stop()                      # from any thread (or set stop_event)
 
 * ``make_backend()`` returns a fresh, unstarted ``LiveBackend`` (a ``KubeBackend``); the
-  runner starts one each time it becomes leader — a new leader rebuilds its cache from the
+  loop starts one each time it becomes leader — a new leader rebuilds its cache from the
   API — and closes it when leadership is lost (binds not sent yet are abandoned; the pods
   stay pending for the next leader). Without ``is_leader`` it always leads.
 * ``RunObserver`` callbacks run on the loop thread and must be quick; an observer that
   raises is logged and ignored. ``on_loop`` is called at least once a second (heartbeat).
-* ``run()`` is what the CLI calls: it loads the configuration, builds the API client, the
-  process's identity (the Lease holder with ``leader_elect``, and the reportingInstance of
-  its Events), the ``/healthz``, ``/readyz`` and ``/metrics`` server (``server.py``), the
-  policy sources' watch (``reload.py``: its initial set is the engine's, later changes are
-  swapped in) and, with ``leader_elect``, the ``policysched.leader`` elector;
-  SIGTERM/SIGINT stop it gracefully.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import secrets
-import signal
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from types import FrameType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from .cluster import kube_messages as km
-from .cluster.backend import (
+from ..cluster import kube_messages as km
+from ..framework import messages as engine_messages
+from ..framework.backend import (
     Backend,
     BindOutcome,
     BindRequest,
+)
+from ..framework.profiles import Engine
+from ..framework.runtime import Framework
+from ..framework.scheduler import EngineSettings, ExtensionPointObserver, Scheduler
+from ..model.clock import Clock
+from ..model.events import (
     ClusterEvent,
     ConditionStatus,
     EventType,
 )
-from .cluster.binder import DEFAULT_PARALLEL_BINDS
-from .cluster.clock import Clock
-from .framework import messages as engine_messages
-from .framework.runner import Framework
-from .framework.scheduler import EngineSettings, ExtensionPointObserver, Scheduler
-from .inputs import Engine, UserError
-
-if TYPE_CHECKING:
-    from .cache.objects import PodGroupSpec, PodInfo
+from ..model.objects import PodGroupSpec, PodInfo
+from .observers import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    Attempt,
+    LogObserver,
+    RunObserver,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +69,8 @@ LEADER_POLL = 0.1  # seconds between leadership checks while not leading
 SYNC_LOG_EVERY = 10.0  # seconds between "waiting for informers" lines
 ERROR_PAUSE = 0.5  # seconds to pause after a loop error
 BIND_DRAIN_TIMEOUT = 5.0  # seconds a stopping loop waits for the binds in flight
-BASE_CONNECTIONS = 16  # watches, the event writer, the loop, the lease, policy sources
 
-SERVE_FAILED = "cannot serve /healthz, /readyz and /metrics on {address}: {reason}"
 
-RESULT_SCHEDULED = "scheduled"
-RESULT_UNSCHEDULABLE = "unschedulable"
-RESULT_ERROR = "error"
 
 
 class LiveBackend(Backend, Protocol):
@@ -100,56 +91,6 @@ class LiveBackend(Backend, Protocol):
         ...
 
     def wake(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """The end of one scheduling attempt of one pod."""
-
-    pod: str  # "namespace/name"
-    profile: str  # the pod's schedulerName
-    result: str  # RESULT_SCHEDULED, RESULT_UNSCHEDULABLE or RESULT_ERROR
-    node: str | None  # where it was bound (scheduled only)
-    message: str  # why not (unschedulable, error)
-    attempts: int  # attempts so far, this one included
-    duration: float  # seconds: the loop step that ended it (scheduling + binding)
-    in_queue: float | None  # seconds since the pod entered the queue (scheduled: the SLI)
-
-
-class RunObserver:
-    """What the loop reports. Subclass and override what you need (all no-ops here)."""
-
-    def on_leading(self, leading: bool) -> None:
-        """Leadership changed (always True first when there is no leader election)."""
-
-    def on_synced(self, seconds: float, nodes: int, pods: int) -> None:
-        """A fresh cache finished its initial list, ``seconds`` after the backend started."""
-
-    def on_attempt(self, attempt: Attempt) -> None:
-        """A scheduling attempt ended."""
-
-    def on_loop(self, scheduler: Scheduler | None) -> None:
-        """Heartbeat, at least every LOOP_WAIT_CAP seconds; ``scheduler`` is None while not
-        leading or not synced (e.g. read ``scheduler.queue.pending()``)."""
-
-    def on_profiles(self, profiles: Sequence[str]) -> None:
-        """A new policy set became active."""
-
-    def on_error(self, error: BaseException) -> None:
-        """The loop or the engine recovered from an unexpected error (a pod's cycle or an
-        event that raised: the pod was requeued with an event, the others went on)."""
-
-
-class LogObserver(RunObserver):
-    """Logs each binding and each failure at info (kube-scheduler logs them at V(2))."""
-
-    def on_attempt(self, attempt: Attempt) -> None:
-        if attempt.result == RESULT_SCHEDULED:
-            queued = (attempt.in_queue or 0.0) * 1000
-            log.info(km.LOG_BOUND, attempt.pod, attempt.node, attempt.attempts, queued)
-        else:
-            log.info(km.LOG_FAILED, attempt.pod, attempt.attempts, attempt.result,
-                     attempt.message)
 
 
 @dataclass(frozen=True)
@@ -242,7 +183,7 @@ class _Session:
     last_sync_log: float = 0.0
 
 
-class Runner:
+class SchedulingLoop:
     """The scheduling loop on a live backend; see the module docstring."""
 
     def __init__(self, engine: Engine, make_backend: Callable[[], LiveBackend], *,
@@ -485,262 +426,3 @@ class Runner:
                 getattr(observer, method)(*args)
             except Exception:
                 log.exception(km.LOG_OBSERVER_FAILED, observer)
-
-
-# ------------------------------------------------------------------------------ entry point
-
-
-def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> Any:
-    """An ``ApiClient`` from the kubeconfig file, else the in-cluster config, else
-    ``$KUBECONFIG``, keeping up to ``connections`` connections open. Raises
-    ``UserError``."""
-    from kubernetes import client, config
-
-    configuration = client.Configuration()
-    path = kubeconfig
-    if path is None:
-        try:
-            config.load_incluster_config(client_configuration=configuration)
-        except config.ConfigException:
-            path = os.environ.get("KUBECONFIG") or None
-            if path is None:
-                raise UserError(km.NO_KUBECONFIG) from None
-    if path is not None:
-        try:
-            config.load_kube_config(config_file=path, client_configuration=configuration,
-                                    persist_config=False)
-        except (config.ConfigException, OSError, ValueError) as e:
-            raise UserError(km.BAD_KUBECONFIG.format(path=path, reason=e)) from None
-    # the watches, the event writer, the loop, the lease and the binding threads: keep
-    # their connections (urllib3 discards, and warns about, connections beyond the pool)
-    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0,
-                                                connections)
-    # no urllib3 retries: each client retries in its own way and logs an outage once, where
-    # urllib3 would warn three times per failed request
-    configuration.retries = False
-    return client.ApiClient(configuration)
-
-
-def _configuration(config_path: str | None) -> dict[str, Any]:
-    """The SchedulerConfiguration document of ``config_path`` ({} without one). Raises
-    ``UserError`` when the file is invalid."""
-    if config_path is None:
-        return {}
-    from .policy import load_policy_set, render_text
-
-    policy_set = load_policy_set([config_path])
-    if not policy_set.valid:
-        raise UserError(render_text(policy_set.diagnostics, color=False))
-    found = policy_set.configurations
-    return dict(found[0].value) if found else {}
-
-
-def leader_elect_default(config_path: str | None) -> bool:
-    """The configuration's ``leaderElection.leaderElect`` when it has that block, else
-    False (one replica)."""
-    spec = _configuration(config_path).get("leaderElection")
-    return bool(spec.get("leaderElect", True)) if isinstance(spec, dict) else False
-
-
-def client_limits(configuration: Mapping[str, Any], qps: float | None,
-                  burst: int | None) -> tuple[float, int]:
-    """The API client's (qps, burst): the flags when given, else the configuration's
-    ``clientConnection``, else kube-scheduler's defaults (50, 100)."""
-    from .cluster.kube import DEFAULT_BURST, DEFAULT_QPS
-
-    connection = configuration.get("clientConnection") or {}
-    return (float(connection.get("qps", DEFAULT_QPS)) if qps is None else qps,
-            int(connection.get("burst", DEFAULT_BURST)) if burst is None else burst)
-
-
-def default_identity() -> str:
-    """``policysched-<hostname>_<random>`` (client-go's ``hostname_uuid``, prefixed): this
-    replica's Lease holder identity and the reportingInstance of its Events."""
-    return f"{km.REPORTING_CONTROLLER}-{socket.gethostname()}_{secrets.token_hex(6)}"
-
-
-def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[str],
-        leader_elect: bool, *, qps: float | None = None, burst: int | None = None,
-        parallel_binds: int = DEFAULT_PARALLEL_BINDS,
-        namespace: str | None = None, stop_event: threading.Event | None = None,
-        is_leader: Callable[[], bool] | None = None,
-        observers: Iterable[RunObserver] = (),
-        install_signal_handlers: bool = True, identity: str | None = None) -> int:
-    """Schedule the cluster's pending pods until SIGTERM/SIGINT (or ``stop_event``);
-    returns the exit code. Raises ``UserError`` for bad input. ``is_leader`` replaces the
-    built-in leader election (``leader_elect`` is then ignored); ``identity`` defaults to
-    ``default_identity()``. ``qps``/``burst`` (None: the configuration's
-    ``clientConnection``, else kube-scheduler's 50 and 100) limit the API requests;
-    ``parallel_binds`` bounds the binds in flight.
-
-    Policies come from the configuration's ``policySources`` plus ``policy_paths`` (with
-    neither: the built-in library), watched and hot-reloaded; ``/healthz``, ``/readyz`` and
-    ``/metrics`` are served on the configuration's ``healthzBindAddress``."""
-    from .cluster.kube import KubeBackend
-    from .metrics import MetricsObserver, SchedulerMetrics
-    from .profiles import BUILTIN_POLICIES
-    from .reload import (
-        NO_VALID_SET,
-        SOURCES_NOT_SYNCED,
-        KubeEventRecorder,
-        PolicyBundle,
-        PolicySources,
-        PolicySourceWatch,
-        Reloader,
-    )
-    from .server import (
-        DEFAULT_BIND_ADDRESS,
-        INFORMERS_CHECK,
-        INFORMERS_NOT_SYNCED,
-        POLICIES_CHECK,
-        HealthChecks,
-        HealthObserver,
-        HealthServer,
-        informers_check,
-    )
-
-    configuration = _configuration(config_path)
-    rate, rate_burst = client_limits(configuration, qps, burst)
-    address = str(configuration.get("healthzBindAddress") or DEFAULT_BIND_ADDRESS)
-    metrics, checks = SchedulerMetrics(), HealthChecks()
-    checks.readiness[INFORMERS_CHECK] = lambda: INFORMERS_NOT_SYNCED  # no runner yet
-    try:
-        server = HealthServer(address, metrics, checks)
-    except ValueError as e:
-        raise UserError(str(e)) from None
-    api = api_client(kubeconfig, BASE_CONNECTIONS + parallel_binds)
-    identity = identity or default_identity()
-    elector: Any = None
-    wrap: Callable[[LiveBackend], Backend] | None = None
-    lease: str | None = None  # "namespace/name", for leader_election_master_status
-    if leader_elect and is_leader is None:
-        elector, wrap = _elector(api, configuration, identity)
-        is_leader = elector.is_leader
-        lease = f"{elector.settings.namespace}/{elector.settings.lease_name}"
-    runners: list[Runner] = []  # the one built below, once the initial set is loaded
-
-    def swap(bundle: PolicyBundle) -> None:
-        runners[0].swap_policies(bundle.frameworks, bundle.settings)
-
-    sources = PolicySources.from_configuration(
-        configuration, config_path, extra_paths=policy_paths or (
-            [] if configuration.get("policySources") else [str(BUILTIN_POLICIES)]))
-    reloader = Reloader(sources.directories, configuration or None, swap, metrics=metrics,
-                        recorder=KubeEventRecorder(api, identity))
-    checks.readiness[POLICIES_CHECK] = reloader.readiness
-    watch = PolicySourceWatch(sources, reloader, api)
-    stop = stop_event if stop_event is not None else threading.Event()
-    restore: dict[int, Any] = {}
-    try:
-        try:
-            server.start()
-        except OSError as e:
-            raise UserError(SERVE_FAILED.format(address=address, reason=e)) from None
-        initial = watch.start()
-        if initial is None:
-            raise UserError(SOURCES_NOT_SYNCED.format(
-                sources=", ".join(s.name for s in sources.configmaps)))
-        if not isinstance(initial, PolicyBundle):
-            raise UserError(NO_VALID_SET.format(reason=initial.summary))
-        log.info(km.LOG_STARTING, ", ".join(initial.frameworks), api.configuration.host)
-        def make_backend() -> LiveBackend:
-            return KubeBackend(api, qps=rate, burst=rate_burst, namespace=namespace,
-                               parallel_binds=parallel_binds,
-                               reporting_instance=identity)
-
-        runner = Runner(Engine(dict(initial.frameworks), initial.settings), make_backend,
-                        is_leader=is_leader, wrap_backend=wrap,
-                        observers=[MetricsObserver(metrics, lease), HealthObserver(checks),
-                                   *observers],
-                        observe_extension_point=metrics.on_extension_point)
-        runners.append(runner)
-        checks.readiness[INFORMERS_CHECK] = informers_check(runner)
-        watch.follow()
-        restore = _install_signals(runner, stop) if install_signal_handlers else {}
-        if elector is not None:
-            elector.start()
-        runner.run_until(stop)
-    finally:
-        stop.set()
-        if elector is not None:
-            elector.stop(timeout=5.0)
-        for teardown in (watch.stop, server.stop):
-            try:
-                teardown()
-            except Exception:
-                log.exception(km.LOG_TEARDOWN_FAILED, teardown)
-        for signum, handler in restore.items():
-            signal.signal(signum, handler)
-        api.close()
-    return 0
-
-
-def _elector(api: Any, configuration: Mapping[str, Any], identity: str
-             ) -> tuple[Any, Callable[[LiveBackend], Backend]]:
-    """The ``policysched.leader`` elector and its leader-only backend wrapper."""
-    try:
-        from . import leader
-    except ImportError:
-        log.error(km.LOG_NO_LEADER_MODULE)
-        raise UserError(km.LEADER_UNAVAILABLE) from None
-    try:
-        settings = leader.LeaderElectionSettings.from_configuration(configuration)
-    except leader.LeaderElectionError as e:
-        raise UserError(str(e)) from None
-    elector = leader.LeaderElector.for_cluster(settings, api, identity=identity, rejoin=True)
-
-    def wrap(backend: LiveBackend) -> Backend:
-        return leader.LeaderOnlyBackend(backend, elector.is_leader, elector.not_leader_message)
-
-    return elector, wrap
-
-
-def _install_signals(runner: Runner, stop: threading.Event) -> dict[int, Any]:
-    """SIGTERM and SIGINT stop the runner (only possible from the main thread)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        log.info(km.LOG_STOPPING, signal.Signals(signum).name)
-        stop.set()
-        runner.stop()
-
-    previous: dict[int, Any] = {}
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        previous[signum] = signal.getsignal(signum)
-        signal.signal(signum, handler)
-    return previous
-
-
-def log_level(verbosity: int) -> int:
-    """``-v N`` → a logging level: 0 info (bindings, failures, lifecycle); 1-3 debug for
-    policysched; 4 and more debug for every library too (HTTP requests)."""
-    return logging.INFO if verbosity <= 0 else logging.DEBUG
-
-
-def configure_logging(verbosity: int) -> None:
-    """klog-like lines on stderr, at the level ``-v`` asks for."""
-    logging.basicConfig(
-        level=logging.DEBUG if verbosity >= 4 else logging.INFO,
-        format="%(asctime)s.%(msecs)03d %(levelname).1s %(threadName)s %(name)s] %(message)s",
-        datefmt="%Y-%m-%d %H:%M:%S")
-    logging.getLogger("policysched").setLevel(log_level(verbosity))
-    if verbosity < 4:
-        for noisy in ("urllib3", "kubernetes", "leaderelection"):
-            logging.getLogger(noisy).setLevel(logging.WARNING)
-
-
-__all__ = [
-    "Attempt",
-    "LiveBackend",
-    "LogObserver",
-    "RunObserver",
-    "Runner",
-    "api_client",
-    "client_limits",
-    "configure_logging",
-    "default_identity",
-    "leader_elect_default",
-    "log_level",
-    "run",
-]

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from policysched.metrics import SchedulerMetrics
-from policysched.reload import (
+from policysched.service.metrics import SchedulerMetrics
+from policysched.service.reload import (
     DirectoryPoller,
     PolicyBundle,
     PolicySources,
@@ -284,9 +284,9 @@ class _IdleWatch:
 
 def test_a_configmap_watch_outage_is_logged_once_not_per_retry(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    from policysched import reload
+    from policysched.service import reload
 
-    caplog.set_level(logging.INFO, "policysched.reload")
+    caplog.set_level(logging.INFO, "policysched.service.reload")
     monkeypatch.setattr(reload, "RETRY_DELAY", 0.01)
     watcher = reload.ConfigMapWatcher(None, reload.ConfigMapSource("ops", ""),
                                       Harness().reloader)
@@ -360,7 +360,7 @@ def test_poison_configmaps_are_rejected_and_the_reload_thread_keeps_working() ->
 
 def test_any_failure_while_loading_is_a_rejection_not_a_dead_reload(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    from policysched import reload
+    from policysched.service import reload
 
     def load(configmap: dict[str, Any], *args: Any) -> Any:
         if configmap["metadata"]["name"] == "poison":

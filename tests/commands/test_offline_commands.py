@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from policysched.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "examples" / "demo-cluster.yaml")
 SCENARIOS = ROOT / "tests" / "framework" / "scenarios"
 

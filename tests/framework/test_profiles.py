@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from policysched.framework.profiles import ConfigurationError, build_frameworks
 from policysched.policy import load_policy_set
-from policysched.profiles import ConfigurationError, build_frameworks
 
 POLICY = """
 apiVersion: policysched.io/v1alpha1

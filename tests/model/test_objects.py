@@ -5,7 +5,9 @@ from typing import Any
 import pytest
 
 from policysched.cache.node_info import NodeInfo
-from policysched.cache.objects import (
+from policysched.cel import compile_expression
+from policysched.cel.values import INT64_MAX
+from policysched.model.objects import (
     ObjectError,
     format_timestamp,
     node_view,
@@ -14,13 +16,11 @@ from policysched.cache.objects import (
     pod_info,
     priority_class_spec,
 )
-from policysched.cel import compile_expression
-from policysched.cel.values import INT64_MAX
 from policysched.policy import variables
 from policysched.policy.variables import NODE_TYPE, OBJECT_TYPES, POD_TYPE
 
-from .objects_builder import make_node, make_pod
-from .view_types import type_errors
+from ..cache.objects_builder import make_node, make_pod
+from ..cache.view_types import type_errors
 
 FULL_POD: dict[str, Any] = {
     "apiVersion": "v1",

@@ -34,28 +34,28 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from kubernetes import client
 from kubernetes.leaderelection import electionconfig, leaderelection
 from kubernetes.leaderelection.leaderelectionrecord import LeaderElectionRecord
 from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
 
-from .cluster import kube_messages as km
-from .cluster.backend import (
+from ..cluster import kube_messages as km
+from ..cluster.connection import ConnectionLog
+from ..framework.backend import (
     Backend,
     BindError,
     BindOutcome,
     BindRequest,
+)
+from ..model.clock import Clock
+from ..model.events import (
     ClusterEvent,
     ConditionStatus,
     EventType,
 )
-from .cluster.clock import Clock
-from .cluster.connection import ConnectionLog
-
-if TYPE_CHECKING:
-    from .cache.objects import PodGroupSpec, PodInfo
+from ..model.objects import PodGroupSpec, PodInfo
 
 DEFAULT_LEASE_NAME: Final = "policysched"
 DEFAULT_NAMESPACE: Final = "kube-system"

@@ -7,13 +7,14 @@ import logging
 
 import pytest
 
-from policysched.cache.objects import pod_info
-from policysched.cluster import BindError, BindRequest, SimulatedClock
 from policysched.cluster.memory import MemoryBackend
+from policysched.framework.backend import BindError, BindRequest
+from policysched.model.clock import SimulatedClock
+from policysched.model.objects import pod_info
 
-from .cache.objects_builder import make_node, make_pod
+from ..cache.objects_builder import make_node, make_pod
 
-leader = pytest.importorskip("policysched.leader")
+leader = pytest.importorskip("policysched.service.leader")
 
 NOT_LEADING = "not the leader"
 
@@ -44,7 +45,7 @@ class _Lock:
 
 def test_an_unreachable_api_server_is_logged_once_not_per_retry(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, "policysched.leader")
+    caplog.set_level(logging.DEBUG, "policysched.service.leader")
     settings = leader.LeaderElectionSettings(namespace="ns", lease_name="lease")
     elector = leader.LeaderElector(settings, _Lock())
     answers: list[object] = [OSError("connection refused")] * 5 + [True, True]

@@ -43,20 +43,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from .cluster import kube_messages as km
-from .cluster.connection import ConnectionLog
-from .framework.runner import Framework
-from .framework.scheduler import EngineSettings
+from ..cluster import kube_messages as km
+from ..cluster.connection import ConnectionLog
+from ..framework.profiles import ConfigurationError, build_frameworks
+from ..framework.runtime import Framework
+from ..framework.scheduler import EngineSettings
+from ..policy import LoadResult, PolicySet, load_configmap, load_paths
+from ..policy.diagnostics import Diagnostic, DiagnosticKind
+from ..policy.documents import LoadedDocument
+from ..policy.limits import PolicyLimits
+from ..policy.loader import yaml_files
+from ..policy.messages import COMPILE_TIMEOUT
+from ..policy.policy_set import CompiledDocument, build_policy_set, compile_document
+from ..policy.yaml_documents import Path as PolicyPath
 from .metrics import RELOAD_FAILURE, RELOAD_SUCCESS, SchedulerMetrics
-from .policy import LoadResult, PolicySet, load_configmap, load_paths
-from .policy.diagnostics import Diagnostic, DiagnosticKind
-from .policy.documents import LoadedDocument
-from .policy.limits import PolicyLimits
-from .policy.loader import yaml_files
-from .policy.messages import COMPILE_TIMEOUT
-from .policy.policy_set import CompiledDocument, build_policy_set, compile_document
-from .policy.yaml_documents import Path as PolicyPath
-from .profiles import ConfigurationError, build_frameworks
 
 POLICY_LABEL: Final = "policysched.io/policy"
 DEFAULT_LABEL_SELECTOR: Final[Mapping[str, Any]] = {"matchLabels": {POLICY_LABEL: "true"}}

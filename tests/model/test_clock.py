@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from policysched.cluster import Clock, RealClock, SimulatedClock
+from policysched.model.clock import Clock, RealClock, SimulatedClock
 
 
 def test_simulated_clock_moves_only_forward() -> None:

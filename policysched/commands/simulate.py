@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cluster.clock import SimulatedClock
-from .cluster.memory import MemoryBackend
-from .framework.queue import ACTIVE, BACKOFF
-from .framework.runner import Framework
-from .framework.scheduler import EngineSettings, Scheduler
+from ..cluster.memory import MemoryBackend
+from ..framework.queue import ACTIVE, BACKOFF
+from ..framework.runtime import Framework
+from ..framework.scheduler import EngineSettings, Scheduler
+from ..model.clock import SimulatedClock
 
 DEFAULT_HORIZON = 3600.0
 

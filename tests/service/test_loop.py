@@ -1,5 +1,5 @@
-"""The scheduling loop (``policysched.run.Runner``) on an in-process cluster: it survives
-what goes wrong inside the engine, and no pod is lost."""
+"""``SchedulingLoop`` on an in-process cluster: it survives what goes wrong inside the
+engine, and no pod is lost."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import threading
 from typing import Any
 
 from policysched.cache.node_info import NodeInfo
-from policysched.cluster.clock import RealClock
 from policysched.cluster.memory import MemoryBackend
+from policysched.commands.loading import load_engine
 from policysched.framework.queue import BACKOFF
-from policysched.framework.runner import CycleState
+from policysched.framework.runtime import CycleState
 from policysched.framework.scheduler import Scheduler
-from policysched.inputs import load_engine
-from policysched.run import Runner
+from policysched.model.clock import RealClock
+from policysched.service.loop import SchedulingLoop
 
-from .cache.objects_builder import make_node, make_pod
-from .cluster.polling import wait_for
+from ..cache.objects_builder import make_node, make_pod
+from ..cluster.polling import wait_for
 
 
 class LiveMemoryBackend(MemoryBackend):
@@ -60,7 +60,7 @@ def test_the_loop_goes_on_when_one_pods_cycle_raises() -> None:
     fwk.run_permit = run_permit  # type: ignore[method-assign]
     pods = [make_pod(f"p{i}", cpu="100m", schedulerName="policysched") for i in range(20)]
     backend = LiveMemoryBackend([make_node("n1"), make_node("n2"), *pods])
-    runner = Runner(engine, lambda: backend)
+    runner = SchedulingLoop(engine, lambda: backend)
     thread = threading.Thread(target=runner.run_until, daemon=True)
     thread.start()
     try:

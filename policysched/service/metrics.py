@@ -37,9 +37,15 @@ from prometheus_client import (
     generate_latest,
 )
 
-from .framework.queue import PENDING_QUEUES
-from .framework.scheduler import Scheduler
-from .run import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, Attempt, RunObserver
+from ..framework.queue import PENDING_QUEUES
+from ..framework.scheduler import Scheduler
+from .observers import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    Attempt,
+    RunObserver,
+)
 
 ATTEMPT_RESULTS: Final = (RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, RESULT_ERROR)
 

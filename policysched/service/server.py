@@ -24,9 +24,9 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Final, Protocol
 
-from .framework.scheduler import Scheduler
+from ..framework.scheduler import Scheduler
 from .metrics import CONTENT_TYPE, SchedulerMetrics
-from .run import RunObserver
+from .observers import RunObserver
 
 Check = Callable[[], str | None]
 """A health check: None when fine, else the reason it fails (shown in the body)."""
@@ -106,7 +106,7 @@ class HealthChecks:
 
 
 class RunnerState(Protocol):
-    """What readiness needs of the ``Runner``."""
+    """What readiness needs of the ``SchedulingLoop``."""
 
     @property
     def leading(self) -> bool: ...

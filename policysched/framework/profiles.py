@@ -8,17 +8,27 @@ built-in policy library.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .cel.values import INT64_MAX
-from .framework.runner import MAX_NODE_SCORE, Framework, PolicyInstance
-from .framework.scheduler import EngineSettings
-from .policy import ExtensionPoint, Policy
-from .policy.model import ScoreRule
+from ..cel.values import INT64_MAX
+from ..policy import ExtensionPoint, Policy
+from ..policy.model import ScoreRule
+from .runtime import MAX_NODE_SCORE, Framework, PolicyInstance
+from .scheduler import EngineSettings
 
 DEFAULT_SCHEDULER_NAME = "policysched"
-BUILTIN_POLICIES = Path(__file__).resolve().parent.parent / "policies"
+BUILTIN_POLICIES = Path(__file__).resolve().parents[2] / "policies"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What a configuration and its policies make: one ``Framework`` per profile, and the
+    engine's settings."""
+
+    frameworks: dict[str, Framework]
+    settings: EngineSettings
 
 
 class ConfigurationError(ValueError):

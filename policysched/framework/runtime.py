@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cache.node_info import NodeInfo
-from ..cache.objects import PodInfo
 from ..cel import CelError
+from ..model.objects import PodInfo
 from ..policy.model import (
     BindRule,
     CelExpression,

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from policysched.metrics import RESULT_SCHEDULED, SchedulerMetrics
-from policysched.server import HealthChecks, HealthServer, parse_bind_address
+from policysched.service.metrics import RESULT_SCHEDULED, SchedulerMetrics
+from policysched.service.server import HealthChecks, HealthServer, parse_bind_address
 
 
 class FakeClock:

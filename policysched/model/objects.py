@@ -24,7 +24,7 @@ from typing import Any
 
 from ..cel.library.quantity import is_negative_quantity, quantity_int
 from ..cel.values import INT64_MAX
-from ..cluster import messages
+from . import messages
 
 CPU = "cpu"
 MEMORY = "memory"

@@ -1,0 +1,53 @@
+"""The shape of a library function: ``Function`` (a name, overload declarations, one
+implementation) and its ``Overload`` signatures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..types import Type
+
+
+@dataclass(frozen=True, slots=True)
+class Overload:
+    """One signature. ``params`` includes the receiver first when ``member`` is true."""
+
+    id: str
+    params: tuple[Type, ...]
+    result: Type
+    member: bool = False
+    varargs: bool = False  # the last param repeats (e.g. math.greatest(a, b, c...))
+
+
+
+def member_overload(oid: str, params: tuple[Type, ...], result: Type) -> Overload:
+    """An overload called as a method (``receiver.f(...)``); ``params`` starts with the
+    receiver."""
+    return Overload(oid, params, result, member=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Function:
+    """A named CEL function.
+
+    ``cost`` is the estimated cost of one call; when ``cost_per_size`` is true the cost is
+    multiplied by the size of the first argument (strings, lists, maps), as Kubernetes does
+    for functions that walk their input.
+
+    ``literal_check`` validates, when the expression is checked, a string literal written as
+    argument ``literal_arg`` (counting the receiver first): it raises ``CelError`` exactly
+    when the call would fail at run time because of that argument (a bad regular expression,
+    timestamp, quantity ...). This is what cel-go's regex / timestamp / duration literal
+    validators do for Kubernetes.
+    """
+
+    name: str
+    overloads: tuple[Overload, ...]
+    impl: Callable[..., Any]
+    cost: int = 1
+    cost_per_size: bool = False
+    doc: str = ""
+    literal_check: Callable[[str], object] | None = None
+    literal_arg: int = 0

@@ -1,0 +1,264 @@
+"""``policysched run``: the process around the service loop. ``run()`` loads the
+configuration, builds the API client and the process's identity (the Lease holder with
+leader election, the reportingInstance of its Events), the ``/healthz``, ``/readyz`` and
+``/metrics`` server, the policy sources' watch (its initial set is the engine's, later
+changes are swapped in) and, with leader election, the elector; then runs the
+``SchedulingLoop`` until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import FrameType
+from typing import Any
+
+from kubernetes import client, config
+
+from ..cluster import kube_messages as km
+from ..cluster.binder import DEFAULT_PARALLEL_BINDS
+from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS, KubeBackend
+from ..errors import UserError
+from ..framework.backend import Backend
+from ..framework.profiles import BUILTIN_POLICIES, Engine
+from ..policy import load_policy_set, render_text
+from . import leader
+from .loop import LiveBackend, SchedulingLoop
+from .metrics import MetricsObserver, SchedulerMetrics
+from .observers import RunObserver
+from .reload import (
+    NO_VALID_SET,
+    SOURCES_NOT_SYNCED,
+    KubeEventRecorder,
+    PolicyBundle,
+    PolicySources,
+    PolicySourceWatch,
+    Reloader,
+)
+from .server import (
+    DEFAULT_BIND_ADDRESS,
+    INFORMERS_CHECK,
+    INFORMERS_NOT_SYNCED,
+    POLICIES_CHECK,
+    HealthChecks,
+    HealthObserver,
+    HealthServer,
+    informers_check,
+)
+
+log = logging.getLogger(__name__)
+
+BASE_CONNECTIONS = 16  # watches, the event writer, the loop, the lease, policy sources
+SERVE_FAILED = "cannot serve /healthz, /readyz and /metrics on {address}: {reason}"
+
+
+def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> Any:
+    """An ``ApiClient`` from the kubeconfig file, else the in-cluster config, else
+    ``$KUBECONFIG``, keeping up to ``connections`` connections open. Raises
+    ``UserError``."""
+    configuration = client.Configuration()
+    path = kubeconfig
+    if path is None:
+        try:
+            config.load_incluster_config(client_configuration=configuration)
+        except config.ConfigException:
+            path = os.environ.get("KUBECONFIG") or None
+            if path is None:
+                raise UserError(km.NO_KUBECONFIG) from None
+    if path is not None:
+        try:
+            config.load_kube_config(config_file=path, client_configuration=configuration,
+                                    persist_config=False)
+        except (config.ConfigException, OSError, ValueError) as e:
+            raise UserError(km.BAD_KUBECONFIG.format(path=path, reason=e)) from None
+    # the watches, the event writer, the loop, the lease and the binding threads: keep
+    # their connections (urllib3 discards, and warns about, connections beyond the pool)
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0,
+                                                connections)
+    # no urllib3 retries: each client retries in its own way and logs an outage once, where
+    # urllib3 would warn three times per failed request
+    configuration.retries = False
+    return client.ApiClient(configuration)
+
+
+def _configuration(config_path: str | None) -> dict[str, Any]:
+    """The SchedulerConfiguration document of ``config_path`` ({} without one). Raises
+    ``UserError`` when the file is invalid."""
+    if config_path is None:
+        return {}
+
+    policy_set = load_policy_set([config_path])
+    if not policy_set.valid:
+        raise UserError(render_text(policy_set.diagnostics, color=False))
+    found = policy_set.configurations
+    return dict(found[0].value) if found else {}
+
+
+def leader_elect_default(config_path: str | None) -> bool:
+    """The configuration's ``leaderElection.leaderElect`` when it has that block, else
+    False (one replica)."""
+    spec = _configuration(config_path).get("leaderElection")
+    return bool(spec.get("leaderElect", True)) if isinstance(spec, dict) else False
+
+
+def client_limits(configuration: Mapping[str, Any], qps: float | None,
+                  burst: int | None) -> tuple[float, int]:
+    """The API client's (qps, burst): the flags when given, else the configuration's
+    ``clientConnection``, else kube-scheduler's defaults (50, 100)."""
+
+    connection = configuration.get("clientConnection") or {}
+    return (float(connection.get("qps", DEFAULT_QPS)) if qps is None else qps,
+            int(connection.get("burst", DEFAULT_BURST)) if burst is None else burst)
+
+
+def default_identity() -> str:
+    """``policysched-<hostname>_<random>`` (client-go's ``hostname_uuid``, prefixed): this
+    replica's Lease holder identity and the reportingInstance of its Events."""
+    return f"{km.REPORTING_CONTROLLER}-{socket.gethostname()}_{secrets.token_hex(6)}"
+
+
+def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[str],
+        leader_elect: bool, *, qps: float | None = None, burst: int | None = None,
+        parallel_binds: int = DEFAULT_PARALLEL_BINDS,
+        namespace: str | None = None, stop_event: threading.Event | None = None,
+        is_leader: Callable[[], bool] | None = None,
+        observers: Iterable[RunObserver] = (),
+        install_signal_handlers: bool = True, identity: str | None = None) -> int:
+    """Schedule the cluster's pending pods until SIGTERM/SIGINT (or ``stop_event``);
+    returns the exit code. Raises ``UserError`` for bad input. ``is_leader`` replaces the
+    built-in leader election (``leader_elect`` is then ignored); ``identity`` defaults to
+    ``default_identity()``. ``qps``/``burst`` (None: the configuration's
+    ``clientConnection``, else kube-scheduler's 50 and 100) limit the API requests;
+    ``parallel_binds`` bounds the binds in flight.
+
+    Policies come from the configuration's ``policySources`` plus ``policy_paths`` (with
+    neither: the built-in library), watched and hot-reloaded; ``/healthz``, ``/readyz`` and
+    ``/metrics`` are served on the configuration's ``healthzBindAddress``."""
+    configuration = _configuration(config_path)
+    rate, rate_burst = client_limits(configuration, qps, burst)
+    address = str(configuration.get("healthzBindAddress") or DEFAULT_BIND_ADDRESS)
+    metrics, checks = SchedulerMetrics(), HealthChecks()
+    checks.readiness[INFORMERS_CHECK] = lambda: INFORMERS_NOT_SYNCED  # no runner yet
+    try:
+        server = HealthServer(address, metrics, checks)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    api = api_client(kubeconfig, BASE_CONNECTIONS + parallel_binds)
+    identity = identity or default_identity()
+    elector: Any = None
+    wrap: Callable[[LiveBackend], Backend] | None = None
+    lease: str | None = None  # "namespace/name", for leader_election_master_status
+    if leader_elect and is_leader is None:
+        elector, wrap = _elector(api, configuration, identity)
+        is_leader = elector.is_leader
+        lease = f"{elector.settings.namespace}/{elector.settings.lease_name}"
+    runners: list[SchedulingLoop] = []  # the one built below, once the initial set is loaded
+
+    def swap(bundle: PolicyBundle) -> None:
+        runners[0].swap_policies(bundle.frameworks, bundle.settings)
+
+    sources = PolicySources.from_configuration(
+        configuration, config_path, extra_paths=policy_paths or (
+            [] if configuration.get("policySources") else [str(BUILTIN_POLICIES)]))
+    reloader = Reloader(sources.directories, configuration or None, swap, metrics=metrics,
+                        recorder=KubeEventRecorder(api, identity))
+    checks.readiness[POLICIES_CHECK] = reloader.readiness
+    watch = PolicySourceWatch(sources, reloader, api)
+    stop = stop_event if stop_event is not None else threading.Event()
+    restore: dict[int, Any] = {}
+    try:
+        try:
+            server.start()
+        except OSError as e:
+            raise UserError(SERVE_FAILED.format(address=address, reason=e)) from None
+        initial = watch.start()
+        if initial is None:
+            raise UserError(SOURCES_NOT_SYNCED.format(
+                sources=", ".join(s.name for s in sources.configmaps)))
+        if not isinstance(initial, PolicyBundle):
+            raise UserError(NO_VALID_SET.format(reason=initial.summary))
+        log.info(km.LOG_STARTING, ", ".join(initial.frameworks), api.configuration.host)
+        def make_backend() -> LiveBackend:
+            return KubeBackend(api, qps=rate, burst=rate_burst, namespace=namespace,
+                               parallel_binds=parallel_binds,
+                               reporting_instance=identity)
+
+        runner = SchedulingLoop(Engine(dict(initial.frameworks), initial.settings), make_backend,
+                        is_leader=is_leader, wrap_backend=wrap,
+                        observers=[MetricsObserver(metrics, lease), HealthObserver(checks),
+                                   *observers],
+                        observe_extension_point=metrics.on_extension_point)
+        runners.append(runner)
+        checks.readiness[INFORMERS_CHECK] = informers_check(runner)
+        watch.follow()
+        restore = _install_signals(runner, stop) if install_signal_handlers else {}
+        if elector is not None:
+            elector.start()
+        runner.run_until(stop)
+    finally:
+        stop.set()
+        if elector is not None:
+            elector.stop(timeout=5.0)
+        for teardown in (watch.stop, server.stop):
+            try:
+                teardown()
+            except Exception:
+                log.exception(km.LOG_TEARDOWN_FAILED, teardown)
+        for signum, handler in restore.items():
+            signal.signal(signum, handler)
+        api.close()
+    return 0
+
+
+def _elector(api: Any, configuration: Mapping[str, Any], identity: str
+             ) -> tuple[Any, Callable[[LiveBackend], Backend]]:
+    """The ``policysched.service.leader`` elector and its leader-only backend wrapper."""
+    try:
+        settings = leader.LeaderElectionSettings.from_configuration(configuration)
+    except leader.LeaderElectionError as e:
+        raise UserError(str(e)) from None
+    elector = leader.LeaderElector.for_cluster(settings, api, identity=identity, rejoin=True)
+
+    def wrap(backend: LiveBackend) -> Backend:
+        return leader.LeaderOnlyBackend(backend, elector.is_leader, elector.not_leader_message)
+
+    return elector, wrap
+
+
+def _install_signals(runner: SchedulingLoop, stop: threading.Event) -> dict[int, Any]:
+    """SIGTERM and SIGINT stop the runner (only possible from the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        log.info(km.LOG_STOPPING, signal.Signals(signum).name)
+        stop.set()
+        runner.stop()
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        previous[signum] = signal.getsignal(signum)
+        signal.signal(signum, handler)
+    return previous
+
+
+def log_level(verbosity: int) -> int:
+    """``-v N`` → a logging level: 0 info (bindings, failures, lifecycle); 1-3 debug for
+    policysched; 4 and more debug for every library too (HTTP requests)."""
+    return logging.INFO if verbosity <= 0 else logging.DEBUG
+
+
+def configure_logging(verbosity: int) -> None:
+    """klog-like lines on stderr, at the level ``-v`` asks for."""
+    logging.basicConfig(
+        level=logging.DEBUG if verbosity >= 4 else logging.INFO,
+        format="%(asctime)s.%(msecs)03d %(levelname).1s %(threadName)s %(name)s] %(message)s",
+        datefmt="%Y-%m-%d %H:%M:%S")
+    logging.getLogger("policysched").setLevel(log_level(verbosity))
+    if verbosity < 4:
+        for noisy in ("urllib3", "kubernetes", "leaderelection"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)

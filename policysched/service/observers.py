@@ -1,0 +1,67 @@
+"""What the service loop reports to the metrics, the health checks and the log: the end of
+each scheduling attempt (``Attempt``) and the loop's life (``RunObserver``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..cluster import kube_messages as km
+from ..framework.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+RESULT_SCHEDULED = "scheduled"
+RESULT_UNSCHEDULABLE = "unschedulable"
+RESULT_ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The end of one scheduling attempt of one pod."""
+
+    pod: str  # "namespace/name"
+    profile: str  # the pod's schedulerName
+    result: str  # RESULT_SCHEDULED, RESULT_UNSCHEDULABLE or RESULT_ERROR
+    node: str | None  # where it was bound (scheduled only)
+    message: str  # why not (unschedulable, error)
+    attempts: int  # attempts so far, this one included
+    duration: float  # seconds: the loop step that ended it (scheduling + binding)
+    in_queue: float | None  # seconds since the pod entered the queue (scheduled: the SLI)
+
+
+class RunObserver:
+    """What the loop reports. Subclass and override what you need (all no-ops here)."""
+
+    def on_leading(self, leading: bool) -> None:
+        """Leadership changed (always True first when there is no leader election)."""
+
+    def on_synced(self, seconds: float, nodes: int, pods: int) -> None:
+        """A fresh cache finished its initial list, ``seconds`` after the backend started."""
+
+    def on_attempt(self, attempt: Attempt) -> None:
+        """A scheduling attempt ended."""
+
+    def on_loop(self, scheduler: Scheduler | None) -> None:
+        """Heartbeat, at least every LOOP_WAIT_CAP seconds; ``scheduler`` is None while not
+        leading or not synced (e.g. read ``scheduler.queue.pending()``)."""
+
+    def on_profiles(self, profiles: Sequence[str]) -> None:
+        """A new policy set became active."""
+
+    def on_error(self, error: BaseException) -> None:
+        """The loop or the engine recovered from an unexpected error (a pod's cycle or an
+        event that raised: the pod was requeued with an event, the others went on)."""
+
+
+class LogObserver(RunObserver):
+    """Logs each binding and each failure at info (kube-scheduler logs them at V(2))."""
+
+    def on_attempt(self, attempt: Attempt) -> None:
+        if attempt.result == RESULT_SCHEDULED:
+            queued = (attempt.in_queue or 0.0) * 1000
+            log.info(km.LOG_BOUND, attempt.pod, attempt.node, attempt.attempts, queued)
+        else:
+            log.info(km.LOG_FAILED, attempt.pod, attempt.attempts, attempt.result,
+                     attempt.message)
