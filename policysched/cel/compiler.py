@@ -1,4 +1,5 @@
-"""Tier 1 of DESIGN §5: the syntax tree → nested Python closures over plain values.
+"""Tier 1, scalar closures: the syntax tree → nested Python closures over plain values
+(docs/architecture.md#tier-1-scalar-closures).
 
 No expression text ever becomes Python source: every node turns into a closure built from
 fixed Python code, with literals and names held as closure data. A compiled program is a

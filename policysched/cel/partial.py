@@ -1,4 +1,5 @@
-"""Tier 2 of DESIGN §5: split an expression by what its parts depend on.
+"""Tier 2, partial evaluation: split an expression by what its parts depend on
+(docs/architecture.md#tier-2-partial-evaluation).
 
 A node-level rule (filter, score) reads pod-side variables (``pod``, ``params``,
 ``variables``, ``pods``, ...) and node-side ones (``node``, ``nodePods``). ``split``

@@ -1,4 +1,5 @@
-"""Tier 3 of DESIGN §5: evaluate a split expression's remainder over all nodes at once.
+"""Tier 3, vectorised evaluation: evaluate a split expression's remainder over all nodes at
+once (docs/architecture.md#tier-3-vectorised-evaluation).
 
 Values are a ``Scalar`` (one CEL value or error, the same on every node) or a column over
 the nodes: a ``NumericColumn`` (a NumPy int64 / float64 / bool array) or a

@@ -1,2 +1,3 @@
-"""The offline commands: ``simulate``, ``explain``, ``test``, ``validate`` and the loading
-of policies, configuration and cluster files they share."""
+"""The offline commands that run the engine on an in-process cluster: ``simulate``,
+``explain``, ``test``, and the loading of policies, configuration and cluster files they
+share (``validate`` needs only the policy layer: ``policysched.cli``)."""

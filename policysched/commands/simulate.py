@@ -1,4 +1,5 @@
-"""Run the engine on the in-process cluster with a simulated clock, to quiescence.
+"""``policysched simulate``: the engine on the in-process cluster with a simulated clock,
+run to quiescence.
 
 Time jumps from one due event to the next (a backoff expiring, a ``retryAfter``, a permit
 time-out), so a 15 s delay costs no wall time. The run stops when nothing can change any

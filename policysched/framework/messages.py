@@ -54,6 +54,7 @@ LOG_EVENT_FAILED = "internal error applying a %s %s event; the event is skipped"
 LOG_ROLL_BACK_FAILED = "internal error rolling back the attempt of pod %s"
 LOG_REPORT_FAILED = "internal error reporting the failure of pod %s"
 LOG_OBSERVER_FAILED = "internal error in the on_internal_error hook"
+LOG_ATTEMPT_OBSERVER_FAILED = "internal error in the on_attempt_end hook"
 LOG_VECTORISED_FALLBACK = "rule %s: the vectorised evaluation failed; its closure evaluates " \
                           "every node instead"
 

@@ -1,4 +1,5 @@
-"""The one runner of the extension points: runs a profile's compiled policies for a pod.
+"""Where every extension point's semantics live: ``Framework`` runs a profile's compiled
+policies for a pod and turns their results into ``Status``es.
 
 A ``Framework`` is one profile (schedulerName): its enabled policies, in order, with their
 params and weights. Every ``run_*`` method evaluates the rules of the policies that match

@@ -1,6 +1,6 @@
 """The scheduling cycle, top-down: one pod from the queue to a bound node.
 
-``Scheduler.schedule_one`` reads like kube-scheduler's ScheduleOne:
+``Scheduler.schedule_one`` reads like kube-scheduler's ScheduleOne (schedule_one.go):
 
 1. pop the best pending pod; build its ``CycleState`` against a cache snapshot;
 2. match (each policy's ``spec.match``) → preFilter → filter (with node sampling) →
@@ -8,11 +8,15 @@
 3. preScore → score → pick the highest total (ties at random) → the bind rules' target
    (another node must pass the filters), so that what follows uses the node bound to;
 4. assume the pod on the node in the cache; reserve; permit (allow / deny / wait);
-5. the binding cycle: preBind → bind → postBind. The preBind rules run here; the bind
-   itself (with preBind's metadata patch) is handed to the backend
-   (``start_bind``) and the cycle ends when its outcome comes back (``drain_binds``, also
-   run by ``sync``): at once with a synchronous backend, later with ``KubeBackend``'s
-   binding threads, while this thread schedules the next pods.
+5. hand the pod to the binding cycle (binding_cycle.py: preBind → bind → postBind), or to
+   permit's waiting room, which releases it into the binding cycle later.
+
+The ``Scheduler`` owns the state these share: the cache, the queue (whose queueSort and
+preEnqueue callbacks are here), the waiting room, the pods' records. The backend's events
+reach the cache and the queue through ``sync`` (event_handlers.py), as do the outcomes of
+binds. An attempt ends in ``bound`` or ``fail`` (or ``recover_in_flight``, the service
+loop's last resort), which report it to ``on_attempt_end`` (an ``AttemptEnd``: scheduled,
+unschedulable or error), binds that complete later on binding threads included.
 
 Any failure after the assumption rolls back (unreserve in reverse order, forget the
 assumption) and hands the pod back to the queue: a pod is always in exactly one place —
@@ -32,29 +36,35 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
 from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
-from ..model.events import ClusterEvent
-from ..model.objects import ObjectError, PodInfo
+from ..model.objects import PodInfo
 from ..policy.model import ExtensionPoint
 from . import messages
-from .backend import Backend, BackendError, BindOutcome, BindRequest
+from .backend import Backend, BackendError
+from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
+from .event_handlers import EventHandlers, PodRecord
 from .preemption import preempt
-from .queue import ASSIGNED_POD_UPDATE, IN_FLIGHT, GateRejection, QueuedPod, SchedulingQueue
+from .queue import IN_FLIGHT, GateRejection, QueuedPod, SchedulingQueue
 from .runtime import UNORDERED, CycleState, Framework
 from .status import SUCCESS, Code, Status, error, unschedulable
 from .vectorised import NodeEvaluator
-from .waiting import WaitingPod, WaitingRoom
+from .waiting import WaitingRoom
 
 VECTORISED, SCALAR = "vectorised", "scalar"  # EngineSettings.evaluation
 MIN_FEASIBLE_NODES = 100
 _NO_ROWS = np.zeros(0, np.int64)
 MIN_FEASIBLE_PERCENTAGE = 5
 PREFILTER_EXCLUDED = "node is filtered out by the prefilter result"
+
+# How an attempt ended (AttemptEnd.result; kube-scheduler's schedule_attempts_total results)
+RESULT_SCHEDULED: Final = "scheduled"
+RESULT_UNSCHEDULABLE: Final = "unschedulable"
+RESULT_ERROR: Final = "error"
 
 log = logging.getLogger(__name__)
 
@@ -71,18 +81,6 @@ class EngineSettings:
 
 
 @dataclass
-class PodRecord:
-    """What happened to one pod, for ``simulate`` and metrics."""
-
-    key: str
-    attempts: int = 0
-    node: str | None = None
-    bound_at: float | None = None
-    message: str | None = None
-    first_seen: float | None = None
-
-
-@dataclass
 class Decision:
     """The outcome of choosing a node: a node name, or a failure status and its message
     (``statuses``: the nodes that failed a filter, when none fits)."""
@@ -93,48 +91,48 @@ class Decision:
     statuses: dict[str, Status] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class AttemptEnd:
+    """How one scheduling attempt of one pod ended, as the engine reports it: bound to
+    ``node`` (``RESULT_SCHEDULED``), or not, with ``message`` (``RESULT_UNSCHEDULABLE``,
+    ``RESULT_ERROR``). ``started`` is ``time.perf_counter()`` when the attempt began (the
+    pod left the queue): its duration includes a permit wait and the bind, as kube's."""
+
+    pod: PodInfo
+    profile: str  # the pod's schedulerName
+    result: str
+    node: str | None
+    message: str
+    started: float
+
+
 ExtensionPointObserver = Callable[[str, str, str, float], None]
 """Called with (profile, extension point, status code, seconds) after each point runs."""
 
-
-@dataclass
-class _Cycle:
-    """How far one pod's attempt went, to roll it back if it raises: the point it was
-    at, and once assumed the node and the state that reserve used."""
-
-    qp: QueuedPod
-    point: str = "QueueSort"
-    fwk: Framework | None = None
-    state: CycleState | None = None
-    node: str | None = None
-
-
-@dataclass(frozen=True)
-class _Binding:
-    """A binding cycle waiting for its bind's outcome."""
-
-    request: BindRequest
-    qp: QueuedPod
-    fwk: Framework
-    state: CycleState
-    node: NodeInfo
-    groups: tuple[str, ...]
+AttemptObserver = Callable[[AttemptEnd], None]
+"""Called when an attempt ends, on the engine's thread (it must be quick)."""
 
 
 class Scheduler:
+    """One scheduler over one backend: its cache, queue and waiting room, the scheduling
+    cycle, and the binding cycle and event handlers it delegates to (see the module)."""
+
     def __init__(self, backend: Backend, profiles: Mapping[str, Framework],
                  settings: EngineSettings | None = None,
                  observe_extension_point: ExtensionPointObserver | None = None, *,
                  on_internal_error: Callable[[BaseException], None] | None = None,
+                 on_attempt_end: AttemptObserver | None = None,
                  park_repeated_errors: bool = False) -> None:
         """``on_internal_error`` is told of each unexpected exception the engine recovered
-        from; ``park_repeated_errors`` (``simulate``) parks a pod whose Error repeats with
-        nothing changed (see ``SchedulingQueue``) instead of retrying it with backoff."""
+        from; ``on_attempt_end`` of each attempt's end; ``park_repeated_errors``
+        (``simulate``) parks a pod whose Error repeats with nothing changed (see
+        ``SchedulingQueue``) instead of retrying it with backoff."""
         self.backend = backend
         self.observe_extension_point = observe_extension_point
         self.on_internal_error = on_internal_error
+        self.on_attempt_end = on_attempt_end
         self.clock = backend.clock
-        self.profiles = dict(profiles)
+        self.profiles: dict[str, Framework] = dict(profiles)
         self.settings = settings or EngineSettings()
         self.cache = Cache()
         self.waiting = WaitingRoom()
@@ -142,8 +140,7 @@ class Scheduler:
         self.records: dict[str, PodRecord] = {}
         self.unserved: dict[str, str] = {}  # pending pods no profile serves → message
         self.nominated: dict[str, tuple[str, PodInfo]] = {}  # preemptor → (node, pod)
-        self._binding: dict[str, _Binding] = {}  # pod key → its bind in flight
-        self._cycle: _Cycle | None = None  # the attempt under way
+        self._cycle: AttemptProgress | None = None  # the attempt under way
         self._gate_errors: dict[str, str] = {}  # gated pod → the gate Error last reported
         self._sort_errors: dict[str, Status] = {}  # pod → its queueSort keys' Error
         self.rng = random.Random(self.settings.seed)
@@ -158,14 +155,22 @@ class Scheduler:
             max_backoff=self.settings.max_backoff,
             park_repeated_errors=park_repeated_errors,
         )
+        self.binding_cycle = BindingCycle(self, backend, self.cache, self.waiting)
+        self.event_handlers = EventHandlers(
+            self.cache, self.queue, self.waiting, self.binding_cycle, self.profiles,
+            self.records, self.unserved, self.clock, forget_pod=self._forget_pod)
 
     def set_profiles(self, profiles: Mapping[str, Framework]) -> None:
         """Swap the compiled policy set (hot reload), between scheduling cycles. Pods keep
         their place in the queue; pods of a profile that no longer exists stay queued and
         are reported when popped."""
-        self.profiles = dict(profiles)
+        swapped = dict(profiles)
+        self.profiles.clear()  # in place: the event handlers share it
+        self.profiles.update(swapped)
         if self.evaluator is not None:
             self.evaluator.reset()
+
+    # -- the queue's callbacks: queueSort, preEnqueue ----------------------------------------
 
     def _sorter(self) -> Framework | None:
         """The profile whose queueSort orders the queue: every profile shares the first
@@ -200,78 +205,11 @@ class Scheduler:
             self._internal_error(a.key, "QueueSort", e)
             return False
 
-    # -- source → cache and queue ----------------------------------------------------------
-
-    def sync(self) -> int:
-        """Apply the backend's pending events, then finish the binding cycles whose bind
-        ended; returns how many events and bind outcomes there were."""
-        events = self.backend.drain_events()
-        for event in events:
-            try:
-                self._apply(event)
-            except Exception as e:  # one bad event must not cost the others
-                log.exception(messages.LOG_EVENT_FAILED, event.kind, event.resource)
-                self._tell(e)
-        if events:
-            self._recheck_waiting()
-        return len(events) + self.drain_binds()
-
-    def _apply(self, event: ClusterEvent) -> None:
-        try:
-            change = self.cache.apply(event)
-        except ObjectError as e:
-            self.unserved[str(event.obj.get("metadata", {}).get("name", "?"))] = str(e)
-            return
-        if event.resource == "Node":
-            self.queue.move_all(f"Node{event.kind.title()}")
-            return
-        if event.resource != "Pod":
-            return
-        pod = change.pod
-        key = change.old_pod.key if pod is None and change.old_pod else (pod.key if pod else "")
-        if event.kind == "DELETED" or pod is None:
-            self.nominated.pop(key, None)
-            self._gate_errors.pop(key, None)
-            self._sort_errors.pop(key, None)
-            self.queue.delete(key)
-            waiting = self.waiting.remove(key)
-            if waiting is not None:
-                self._roll_back(waiting.fwk, waiting.state, waiting.node)
-            binding = self._binding.pop(key, None)
-            if binding is not None:  # its cycle ends here; its outcome will be ignored
-                self._roll_back(binding.fwk, binding.state, binding.node.name)
-            self.waiting.forget_pod(key)
-            self.queue.move_all("PodDelete")
-            return
-        if pod.node_name or pod.terminated:
-            if key in self.queue and key not in self.queue.in_flight():
-                self.queue.delete(key)
-            old = change.old_pod
-            if old is None or (old.node_name, old.terminated) != (pod.node_name, pod.terminated):
-                self.queue.wake_parked(ASSIGNED_POD_UPDATE)
-            return
-        if pod.scheduler_name not in self.profiles:
-            self.unserved[key] = messages.PROFILE_UNKNOWN.format(pod=key,
-                                                                 name=pod.scheduler_name)
-            return
-        if self.cache.is_assumed(pod) or key in self.waiting:
-            return
-        record = self.records.setdefault(key, PodRecord(key))
-        if record.first_seen is None:
-            record.first_seen = self.clock.now()
-        if key in self.queue:
-            old = change.old_pod
-            self.queue.update(pod, spec_changed=old is None or old.obj.get("spec") != pod.obj.get(
-                "spec"))
-        else:
-            self.queue.add(pod)
-            # a new pod can make others schedulable (a gang's last member, affinity)
-            self.queue.move_all("PodAdd")
-
     def _gate(self, pod: PodInfo) -> GateRejection | None:
-        """preEnqueue, as the queue's gate. A gate that fails keeps the pod out of activeQ
-        (kube's PreEnqueue error) and is reported on the pod: a FailedScheduling event and
-        condition, once per distinct error (the gate re-runs on every move)."""
+        """preEnqueue, as the queue's gate (run when an event adds, updates or moves the
+        pod). A gate that fails keeps the pod out of activeQ (kube's PreEnqueue error) and
+        is reported on the pod: a FailedScheduling event and condition, once per distinct
+        error (the gate re-runs on every move)."""
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None or not fwk.has_rules(ExtensionPoint.PRE_ENQUEUE):
             self._gate_errors.pop(pod.key, None)
@@ -293,6 +231,49 @@ class Scheduler:
             self._report(pod, status, status.message)
         return GateRejection(status.plugin or status.message, status.message)
 
+    def _forget_pod(self, key: str) -> None:
+        """A deleted pod: its nomination and the errors kept for it go."""
+        self.nominated.pop(key, None)
+        self._gate_errors.pop(key, None)
+        self._sort_errors.pop(key, None)
+
+    # -- source → cache and queue; time -----------------------------------------------------
+
+    def sync(self) -> int:
+        """Apply the backend's pending events, then finish the binding cycles whose bind
+        ended; returns how many events and bind outcomes there were."""
+        events = self.backend.drain_events()
+        for event in events:
+            try:
+                self.event_handlers.apply(event)
+            except Exception as e:  # one bad event must not cost the others
+                log.exception(messages.LOG_EVENT_FAILED, event.kind, event.resource)
+                self._tell(e)
+        if events:
+            self.binding_cycle.recheck_waiting()
+        return len(events) + self.drain_binds()
+
+    def drain_binds(self) -> int:
+        """Finish the binding cycles whose bind ended (the backend's outcomes); returns
+        how many outcomes there were."""
+        return self.binding_cycle.drain()
+
+    @property
+    def binds_in_flight(self) -> list[str]:
+        """Keys of the pods whose bind was handed to the backend and has no outcome yet."""
+        return self.binding_cycle.in_flight
+
+    def next_wakeup(self) -> float | None:
+        """The earliest time something becomes due (queue timers, permit time-outs)."""
+        times = [t for t in (self.queue.next_wakeup(), self.waiting.next_deadline())
+                 if t is not None]
+        return min(times, default=None)
+
+    def advance(self) -> None:
+        """Time moved: release due queue timers and expire permit waits."""
+        self.queue.flush()
+        self.binding_cycle.recheck_waiting()
+
     def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
         return CycleState(pod, int(self.clock.now()), snapshot.pod_views, snapshot.node_views,
                           snapshot.pods_with_affinity_views)
@@ -304,12 +285,12 @@ class Scheduler:
         qp = self.queue.pop()
         if qp is None:
             return False
-        cycle = _Cycle(qp)
-        self._guarded(cycle, partial(self._schedule, cycle))
+        cycle = AttemptProgress(qp, time.perf_counter())
+        self.guarded(cycle, partial(self._schedule, cycle))
         return True
 
-    def _schedule(self, cycle: _Cycle) -> None:
-        qp = cycle.qp
+    def _schedule(self, cycle: AttemptProgress) -> None:
+        qp, started = cycle.qp, cycle.started
         pod = self.cache.pod(qp.key) or qp.pod
         if pod.node_name or self.cache.is_assumed(pod):
             self.queue.done(qp.key)  # bound meanwhile (by us or another scheduler)
@@ -317,13 +298,13 @@ class Scheduler:
         fwk = self.profiles.get(pod.scheduler_name)
         if fwk is None:  # its profile went away with a policy reload: keep it queued
             message = messages.PROFILE_UNKNOWN.format(pod=qp.key, name=pod.scheduler_name)
-            self._fail(qp, unschedulable("", message), message)
+            self.fail(qp, unschedulable("", message), message, started=started)
             return
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
         record.attempts += 1
         sort_error = self._sort_errors.get(pod.key)
         if sort_error is not None:  # its queueSort keys failed when it was queued
-            self._fail(qp, sort_error, sort_error.message)
+            self.fail(qp, sort_error, sort_error.message, started=started)
             return
         snapshot = self.cache.snapshot()
         state = cycle.state = self.cycle_state(pod, snapshot)
@@ -335,124 +316,39 @@ class Scheduler:
             # a rule's retryAfter counts from the cycle's `now` (whole seconds), not from
             # the end of the cycle
             retry_at = None if status.retry_after is None else state.now + status.retry_after
-            self._fail(qp, status, decision.message, retry_at)
+            self.fail(qp, status, decision.message, started=started, retry_at=retry_at)
             return
         node = snapshot.node(decision.node)
         assert node is not None
         self.cache.assume(pod, node.name)
         cycle.node = node.name
 
-        started = self._start("Reserve")
+        point_started = self.reach("Reserve")
         status = fwk.run_reserve(state, node, self.counters)
-        self._observe(fwk, "Reserve", status, started)
+        self._observe(fwk, "Reserve", status, point_started)
         if not status.is_success:
-            self._roll_back(fwk, state, node.name)
-            self._fail(qp, status, self._rejection_message(status))
+            self.roll_back(fwk, state, node.name)
+            self.fail(qp, status, rejection_message(status), started=started)
             return
 
-        started = self._start("Permit")
+        point_started = self.reach("Permit")
         status, gangs = fwk.run_permit(state, node)
-        self._observe(fwk, "Permit", status, started)
+        self._observe(fwk, "Permit", status, point_started)
         if status.is_rejection or status.code is Code.ERROR:
-            self._roll_back(fwk, state, node.name)
-            self._fail(qp, status, self._rejection_message(status))
+            self.roll_back(fwk, state, node.name)
+            self.fail(qp, status, rejection_message(status), started=started)
             return
         if status.code is Code.WAIT:
-            self._wait(qp, fwk, state, node, status, gangs)
+            self.binding_cycle.wait(qp, fwk, state, node, status, gangs, started=started)
             return
-        self._binding_cycle(qp, fwk, state, node)
-
-    def _start(self, point: str) -> float:
-        """Note that the attempt under way reached ``point``; the time, for ``_observe``."""
-        if self._cycle is not None:
-            self._cycle.point = point
-        return time.perf_counter()
-
-    def _guarded(self, cycle: _Cycle, run: Callable[[], None]) -> None:
-        """Run (part of) a pod's cycle; an unexpected exception aborts that pod's
-        attempt only (``_abort``)."""
-        outer, self._cycle = self._cycle, cycle
-        try:
-            run()
-        except Exception as e:
-            self._abort(cycle, e)
-        finally:
-            self._cycle = outer
-
-    def _abort(self, cycle: _Cycle, exc: Exception) -> None:
-        """After an unexpected exception in a pod's cycle: undo what the cycle did
-        (reserved counters, the assumption, a permit wait), report it on the pod and
-        requeue it with backoff. A pod whose bind was handed over or succeeded is left
-        to that bind's outcome; one handed back already stays where it is."""
-        qp = cycle.qp
-        key = qp.key
-        status = self._internal_error(key, cycle.point, exc)
-        pod = self.cache.pod(key)
-        if key in self._binding:
-            return
-        if pod is not None and self.cache.binding_finished(pod):  # bound: never undone
-            self.queue.done(key)
-            return
-        waiting = self.waiting.remove(key)
-        if waiting is not None:
-            cycle = _waiting_cycle(waiting, cycle.point)
-        if self.queue.get(key) is not qp or qp.queue != IN_FLIGHT:
-            return  # deleted meanwhile, or already handed back
-        if cycle.fwk is not None and cycle.state is not None and cycle.node is not None:
-            try:
-                self._roll_back(cycle.fwk, cycle.state, cycle.node)
-            except Exception:
-                log.exception(messages.LOG_ROLL_BACK_FAILED, key)
-        if pod is not None and self.cache.is_assumed(pod):
-            self.cache.forget(pod)
-        self._fail(qp, status, status.message)
-
-    def _internal_error(self, key: str, point: str, exc: Exception) -> Status:
-        """Log an unexpected exception met while scheduling pod ``key`` and tell
-        ``on_internal_error``; the Error status that reports it on the pod."""
-        log.exception(messages.LOG_INTERNAL_ERROR, key, point)
-        self._tell(exc)
-        return internal_error(point, exc)
-
-    def _tell(self, exc: Exception) -> None:
-        if self.on_internal_error is not None:
-            try:
-                self.on_internal_error(exc)
-            except Exception:
-                log.exception(messages.LOG_OBSERVER_FAILED)
-
-    def recover_in_flight(self, exc: Exception) -> int:
-        """After an exception escaped the engine (the loop caught it): hand back the pods
-        it left in flight — not those waiting at permit, nor those whose bind is under
-        way: their outcome ends their cycle — forgetting their unbound assumptions,
-        each with a FailedScheduling event; returns how many. No pod is lost."""
-        recovered = 0
-        for key in self.queue.in_flight():
-            qp = self.queue.get(key)
-            if qp is None or key in self.waiting or key in self._binding:
-                continue
-            pod = self.cache.pod(key)
-            if pod is not None and pod.node_name:
-                self.queue.done(key)
-                continue
-            if pod is not None and self.cache.is_assumed(pod) \
-                    and not self.cache.binding_finished(pod):
-                self.cache.forget(pod)
-            status = internal_error(messages.SCHEDULING_LOOP, exc)
-            try:
-                self._report(qp.pod if pod is None else pod, status, status.message)
-            except Exception:
-                log.exception(messages.LOG_REPORT_FAILED, key)
-            self.queue.requeue(qp, error=True, error_message=status.message)
-            recovered += 1
-        return recovered
+        self.binding_cycle.start(qp, fwk, state, node, started=started)
 
     def decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
         """match → preFilter → filter → postFilter → score → the bind rules' target: the
         node for the pod, or why none."""
         nodes = snapshot.nodes
         total = len(nodes)
-        started = self._start("PreFilter")
+        started = self.reach("PreFilter")
         status, names = fwk.check_matches(state), None
         if status.is_success:
             status, names = fwk.run_pre_filter(state)
@@ -470,7 +366,7 @@ class Scheduler:
             for n in nodes:
                 if n.name not in names:
                     statuses[n.name] = unschedulable("", PREFILTER_EXCLUDED, unresolvable=True)
-        started = self._start("Filter")
+        started = self.reach("Filter")
         if self.evaluator is not None:
             rows, failure = self._find_feasible_vectorised(
                 fwk, state, snapshot, candidates, statuses)
@@ -483,12 +379,12 @@ class Scheduler:
             return self._no_fit(fwk, state, nodes, statuses)
         if len(rows) == 1:
             return self._bind_target(fwk, state, snapshot, nodes[int(rows[0])], statuses)
-        started = self._start("PreScore")
+        started = self.reach("PreScore")
         status = fwk.run_pre_score(state)
         self._observe(fwk, "PreScore", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
-        started = self._start("Score")
+        started = self.reach("Score")
         if self.evaluator is not None:
             status, totals = self.evaluator.score(fwk, state, snapshot, rows)
         else:
@@ -507,7 +403,7 @@ class Scheduler:
         A target other than the chosen node must be a node of the snapshot that passes
         the filters (with this cycle's state and room promised to preemptors), else the
         pod is Unschedulable there, naming the bind rule and the filter's reason."""
-        self._start("Bind")
+        self.reach("Bind")
         status, target, rule = fwk.bind_target(state, chosen)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
@@ -640,7 +536,7 @@ class Scheduler:
                 statuses: dict[str, Status]) -> Decision:
         """No feasible node: try preemption, then describe the failure as kube does."""
         reasons = [r for s in statuses.values() for r in s.reasons]
-        started = self._start("PostFilter")
+        started = self.reach("PostFilter")
         result = preempt(fwk, state, nodes, statuses)
         self._observe(fwk, "PostFilter", result.status or Status(), started)
         if result.status is not None:
@@ -661,173 +557,105 @@ class Scheduler:
         tied = np.flatnonzero(totals == totals.max()).tolist()
         return int(rows[tied[0] if len(tied) == 1 else self.rng.choice(tied)])
 
-    # -- permit waiting -------------------------------------------------------------------------
+    # -- an attempt: its points, its guard, its end ----------------------------------------
 
-    def _wait(self, qp: QueuedPod, fwk: Framework, state: CycleState, node: NodeInfo,
-              status: Status, gangs: list[tuple[Any, str, int]]) -> None:
-        now = self.clock.now()
-        timeout = float(status.timeout or 0)
-        waiting = WaitingPod(qp, fwk, state, node.name, now + timeout, timeout,
-                             groups={group: minimum for _, group, minimum in gangs},
-                             rule_wait=bool(status.reasons), reason=status.message)
-        self.waiting.add(waiting)
-        self._release_ready()
-
-    def _recheck_waiting(self) -> None:
-        """Re-evaluate ``onFalse: Wait`` rules (the cluster or clock moved) and time-outs."""
-        for waiting in list(self.waiting.pods.values()):
-            if waiting.rule_wait and waiting.key in self.waiting:
-                self._guarded(_waiting_cycle(waiting, "Permit"),
-                              partial(self._recheck_rules, waiting))
-        self._expire_waiting()
-        self._release_ready()
-
-    def _recheck_rules(self, waiting: WaitingPod) -> None:
-        node = self.cache.snapshot().node(waiting.node)
-        if node is None:
-            return
-        status = waiting.fwk.run_waiting_rules(waiting.state, node)
-        if status.is_success:
-            waiting.rule_wait = False
-        elif status.code is Code.ERROR:
-            self._reject(waiting, status)
-
-    def _release_ready(self) -> None:
-        for waiting in list(self.waiting.pods.values()):
-            if waiting.key in self.waiting and self.waiting.ready(waiting):
-                self._guarded(_waiting_cycle(waiting, "PreBind"),
-                              partial(self._release, waiting))
-
-    def _release(self, waiting: WaitingPod) -> None:
-        self.waiting.remove(waiting.key)
-        node = self.cache.snapshot().node(waiting.node)
-        if node is None:
-            self._roll_back(waiting.fwk, waiting.state, waiting.node)
-            self._fail(waiting.qp, error("", messages.BIND_FAILED.format(
-                reason=f"node {waiting.node} is gone")), "")
-            return
-        self._binding_cycle(waiting.qp, waiting.fwk, waiting.state, node,
-                            groups=tuple(waiting.groups))
-
-    def _expire_waiting(self) -> None:
-        now = self.clock.now()
-        for waiting in self.waiting.expired(now):
-            rejected = [waiting]
-            for group in waiting.groups:  # a gang is rejected together
-                rejected += [w for w in self.waiting.members(group) if w is not waiting]
-            for pod in rejected:
-                if pod.key not in self.waiting:
-                    continue
-                reason = messages.PERMIT_TIMEOUT.format(seconds=pod.timeout)
-                if pod is not waiting and waiting.groups:
-                    reason = messages.PERMIT_GROUP_REJECTED.format(
-                        group=", ".join(waiting.groups), reason=reason)
-                status = unschedulable(waiting.state.pod.key, reason)
-                self._guarded(_waiting_cycle(pod, "Permit"),
-                              partial(self._reject, pod, status))
-
-    def _reject(self, waiting: WaitingPod, status: Status) -> None:
-        """End a waiting pod's attempt with ``status``."""
-        self.waiting.remove(waiting.key)
-        self._roll_back(waiting.fwk, waiting.state, waiting.node)
-        self._fail(waiting.qp, status, self._rejection_message(status))
-
-    def next_wakeup(self) -> float | None:
-        """The earliest time something becomes due (queue timers, permit time-outs)."""
-        times = [t for t in (self.queue.next_wakeup(), self.waiting.next_deadline())
-                 if t is not None]
-        return min(times, default=None)
-
-    def advance(self) -> None:
-        """Time moved: release due queue timers and expire permit waits."""
-        self.queue.flush()
-        self._recheck_waiting()
-
-    # -- the binding cycle ------------------------------------------------------------------
-
-    def _binding_cycle(self, qp: QueuedPod, fwk: Framework, state: CycleState,
-                       node: NodeInfo, groups: tuple[str, ...] = ()) -> None:
-        """preBind rules, then hand the bind to ``node`` (the bind rules' target, chosen
-        in ``decide``) to the backend (blocks while the backend has as many binds in
-        flight as it allows)."""
-        pod = state.pod
-        started = self._start("PreBind")
-        status, labels, annotations = fwk.run_pre_bind(state, node)
-        self._observe(fwk, "PreBind", status, started)
-        if not status.is_success:
-            self._roll_back(fwk, state, node.name)
-            self._fail(qp, status, self._rejection_message(status))
-            return
-        self._start("Bind")
-        request = BindRequest(pod, node.name, labels, annotations)
-        self.backend.start_bind(request)
-        self._binding[pod.key] = _Binding(request, qp, fwk, state, node, groups)
-        # an assumed member counts toward its gangs (kube's coscheduling counts them too)
-        self.waiting.record_bound(groups, pod.key)
-        self.drain_binds()
-
-    @property
-    def binds_in_flight(self) -> list[str]:
-        """Keys of the pods whose bind was handed to the backend and has no outcome yet."""
-        return list(self._binding)
-
-    def drain_binds(self) -> int:
-        """Finish the binding cycles whose bind ended (the backend's outcomes); returns
-        how many outcomes there were."""
-        outcomes = self.backend.drain_bind_outcomes()
-        for outcome in outcomes:
-            key = outcome.request.pod.key
-            binding = self._binding.get(key)
-            if binding is None or binding.request is not outcome.request:
-                continue  # the pod was deleted meanwhile: its cycle already ended
-            del self._binding[key]
-            if outcome.error is None:  # bound: nothing that follows may undo it
-                self.cache.finish_binding(outcome.request.pod)
-            finish = self._bound if outcome.error is None else self._bind_failed
-            self._guarded(_Cycle(binding.qp, "Bind", binding.fwk, binding.state,
-                                 binding.node.name), partial(finish, binding, outcome))
-        return len(outcomes)
-
-    def _bound(self, binding: _Binding, outcome: BindOutcome) -> None:
-        """The rest of the binding cycle after a successful bind: the pod's bookkeeping
-        first (nothing after it can undo the bind), then postBind and Scheduled."""
-        fwk, state, node = binding.fwk, binding.state, binding.node
-        pod, target = state.pod, binding.request.node_name
-        self.queue.done(pod.key)
-        self.nominated.pop(pod.key, None)
-        record = self.records.setdefault(pod.key, PodRecord(pod.key))
-        record.node, record.bound_at, record.message = target, self.clock.now(), None
-        self._observe_seconds(fwk, "Bind", Status(), outcome.seconds)
-        started = self._start("PostBind")
-        notes = fwk.run_post_bind(state, node)
-        self._observe(fwk, "PostBind", Status(), started)
-        for note in notes:
-            self.backend.record_event(pod, "Normal", "PostBind", note)
-        self.backend.record_event(pod, "Normal", messages.EVENT_SCHEDULED,
-                                  messages.SCHEDULED.format(pod=pod.key, node=target))
-
-    def _bind_failed(self, binding: _Binding, outcome: BindOutcome) -> None:
-        """A failed bind (or preBind patch): roll back and requeue, as kube-scheduler's
-        handleBindingCycleError."""
-        status = error("", messages.BIND_FAILED.format(reason=outcome.error))
-        self._observe_seconds(binding.fwk, "Bind", status, outcome.seconds)
-        self.waiting.forget_pod(binding.state.pod.key)  # no longer counts toward its gangs
-        self._roll_back(binding.fwk, binding.state, binding.node.name)
-        self._fail(binding.qp, status, self._rejection_message(status))
+    def reach(self, point: str) -> float:
+        """Note that the attempt under way reached ``point``; the time, for ``_observe``."""
+        if self._cycle is not None:
+            self._cycle.point = point
+        return time.perf_counter()
 
     def _observe(self, fwk: Framework, point: str, status: Status, started: float) -> None:
-        if self.observe_extension_point is not None:
-            self.observe_extension_point(fwk.scheduler_name, point, status.code.value,
-                                         time.perf_counter() - started)
+        self.observe(fwk, point, status, time.perf_counter() - started)
 
-    def _observe_seconds(self, fwk: Framework, point: str, status: Status,
-                         seconds: float) -> None:
+    def observe(self, fwk: Framework, point: str, status: Status, seconds: float) -> None:
+        """Report one run of an extension point to ``observe_extension_point``."""
         if self.observe_extension_point is not None:
             self.observe_extension_point(fwk.scheduler_name, point, status.code.value, seconds)
 
-    # -- failures -----------------------------------------------------------------------------
+    def guarded(self, cycle: AttemptProgress, run: Callable[[], None]) -> None:
+        """Run (part of) a pod's cycle; an unexpected exception aborts that pod's
+        attempt only (``_abort``)."""
+        outer, self._cycle = self._cycle, cycle
+        try:
+            run()
+        except Exception as e:
+            self._abort(cycle, e)
+        finally:
+            self._cycle = outer
 
-    def _roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
+    def _abort(self, cycle: AttemptProgress, exc: Exception) -> None:
+        """After an unexpected exception in a pod's cycle: undo what the cycle did
+        (reserved counters, the assumption, a permit wait), report it on the pod and
+        requeue it with backoff. A pod whose bind was handed over or succeeded is left
+        to that bind's outcome; one handed back already stays where it is."""
+        qp = cycle.qp
+        key = qp.key
+        status = self._internal_error(key, cycle.point, exc)
+        pod = self.cache.pod(key)
+        if key in self.binding_cycle:
+            return
+        if pod is not None and self.cache.binding_finished(pod):  # bound: never undone
+            self.queue.done(key)
+            return
+        waiting = self.waiting.remove(key)
+        if waiting is not None:
+            cycle = waiting_progress(waiting, cycle.point)
+        if self.queue.get(key) is not qp or qp.queue != IN_FLIGHT:
+            return  # deleted meanwhile, or already handed back
+        if cycle.fwk is not None and cycle.state is not None and cycle.node is not None:
+            try:
+                self.roll_back(cycle.fwk, cycle.state, cycle.node)
+            except Exception:
+                log.exception(messages.LOG_ROLL_BACK_FAILED, key)
+        if pod is not None and self.cache.is_assumed(pod):
+            self.cache.forget(pod)
+        self.fail(qp, status, status.message, started=cycle.started)
+
+    def _internal_error(self, key: str, point: str, exc: Exception) -> Status:
+        """Log an unexpected exception met while scheduling pod ``key`` and tell
+        ``on_internal_error``; the Error status that reports it on the pod."""
+        log.exception(messages.LOG_INTERNAL_ERROR, key, point)
+        self._tell(exc)
+        return internal_error(point, exc)
+
+    def _tell(self, exc: Exception) -> None:
+        if self.on_internal_error is not None:
+            try:
+                self.on_internal_error(exc)
+            except Exception:
+                log.exception(messages.LOG_OBSERVER_FAILED)
+
+    def recover_in_flight(self, exc: Exception) -> int:
+        """After an exception escaped the engine (the loop caught it): hand back the pods
+        it left in flight — not those waiting at permit, nor those whose bind is under
+        way: their outcome ends their cycle — forgetting their unbound assumptions,
+        each with a FailedScheduling event; returns how many. No pod is lost."""
+        recovered = 0
+        for key in self.queue.in_flight():
+            qp = self.queue.get(key)
+            if qp is None or key in self.waiting or key in self.binding_cycle:
+                continue
+            pod = self.cache.pod(key)
+            if pod is not None and pod.node_name:
+                self.queue.done(key)
+                continue
+            if pod is not None and self.cache.is_assumed(pod) \
+                    and not self.cache.binding_finished(pod):
+                self.cache.forget(pod)
+            status = internal_error(messages.SCHEDULING_LOOP, exc)
+            pod = qp.pod if pod is None else pod
+            try:
+                self._report(pod, status, status.message)
+            except Exception:
+                log.exception(messages.LOG_REPORT_FAILED, key)
+            self.queue.requeue(qp, error=True, error_message=status.message)
+            # when the attempt began is lost with it: timed from now
+            self._attempt_ended(pod, RESULT_ERROR, None, status.message, time.perf_counter())
+            recovered += 1
+        return recovered
+
+    def roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
         """Unreserve (reverse order; the counters even when the node is gone) and forget
         the assumption."""
         node = self.cache.snapshot().node(node_name)
@@ -836,28 +664,32 @@ class Scheduler:
         if self.cache.is_assumed(state.pod):
             self.cache.forget(state.pod)
 
-    @staticmethod
-    def _rejection_message(status: Status) -> str:
-        """A rejection after a node was chosen (reserve, permit, preBind, bind) reads as a
-        FitError over that one node, as in kube-scheduler."""
-        if status.code is Code.ERROR:
-            return status.message
-        return messages.fit_error(1, status.reasons)
-
-    def _fail(self, qp: QueuedPod, status: Status, message: str,
-              retry_at: float | None = None) -> None:
+    def fail(self, qp: QueuedPod, status: Status, message: str, *, started: float,
+             retry_at: float | None = None) -> None:
         """kube-scheduler's handleSchedulingFailure: event, condition, requeue (not when
-        the pod turned out bound meanwhile, e.g. by a bind reported as failed)."""
+        the pod turned out bound meanwhile, e.g. by a bind reported as failed); the
+        attempt ends unschedulable, or error for an Error."""
         pod = self.cache.pod(qp.key) or qp.pod
         message = message or status.message
         self._report(pod, status, message)
+        is_error = status.code is Code.ERROR
         if pod.node_name:
             self.queue.done(qp.key)
         else:
-            is_error = status.code is Code.ERROR
             self.queue.requeue(qp, retry_after=status.retry_after, retry_at=retry_at,
                                error=is_error, error_message=message if is_error else None,
                                unschedulable_by=[status.plugin] if status.plugin else None)
+        self._attempt_ended(pod, RESULT_ERROR if is_error else RESULT_UNSCHEDULABLE, None,
+                            message, started)
+
+    def bound(self, pod: PodInfo, node: str, *, started: float) -> None:
+        """An attempt whose bind succeeded ends (before postBind, as in kube-scheduler):
+        the pod leaves the queue and its nomination, its record notes the node."""
+        self.queue.done(pod.key)
+        self.nominated.pop(pod.key, None)
+        record = self.records.setdefault(pod.key, PodRecord(pod.key))
+        record.node, record.bound_at, record.message = node, self.clock.now(), None
+        self._attempt_ended(pod, RESULT_SCHEDULED, node, "", started)
 
     def _report(self, pod: PodInfo, status: Status, message: str) -> None:
         """A failure on the pod: FailedScheduling event, PodScheduled=False condition (its
@@ -870,15 +702,22 @@ class Scheduler:
                 if status.code is Code.ERROR else messages.CONDITION_UNSCHEDULABLE, message)
         self.records.setdefault(pod.key, PodRecord(pod.key)).message = message
 
+    def _attempt_ended(self, pod: PodInfo, result: str, node: str | None, message: str,
+                       started: float) -> None:
+        """Tell ``on_attempt_end``; a hook that raises is logged, the cycle goes on."""
+        if self.on_attempt_end is None:
+            return
+        try:
+            self.on_attempt_end(AttemptEnd(pod, pod.scheduler_name, result, node, message,
+                                           started))
+        except Exception:
+            log.exception(messages.LOG_ATTEMPT_OBSERVER_FAILED)
+
 
 def internal_error(point: str, exc: BaseException) -> Status:
     """The Error that reports an unexpected exception on a pod."""
     return error("", messages.INTERNAL_ERROR.format(
         point=point, error=f"{type(exc).__name__}: {exc}"))
-
-
-def _waiting_cycle(waiting: WaitingPod, point: str) -> _Cycle:
-    return _Cycle(waiting.qp, point, waiting.fwk, waiting.state, waiting.node)
 
 
 def _with_pods(node: NodeInfo, pods: list[PodInfo]) -> NodeInfo:

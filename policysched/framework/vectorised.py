@@ -1,4 +1,5 @@
-"""Filters and scores over all nodes at once (DESIGN §5, tiers 2 to 4).
+"""Filters and scores over all nodes at once: evaluation tiers 2 to 4
+(docs/architecture.md#evaluation-tiers).
 
 Every node-level rule is split once (``cel.partial``): pod-side parts are evaluated once per
 pod, node-side parts are columns of the ``NodeTable`` (kept per node version), and the
@@ -464,7 +465,7 @@ def _values(result: Value, size: int, filter_rows: bool) -> tuple[np.ndarray, np
 
 
 def _normalise(raw: np.ndarray, how: Normalization) -> np.ndarray:
-    """``runner.normalise`` on arrays (the same float operations, so the same results)."""
+    """``runtime.normalise`` on arrays (the same float operations, so the same results)."""
     if how is Normalization.NONE or not len(raw):
         return raw
     high, low = float(raw.max()), float(raw.min())

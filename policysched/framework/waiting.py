@@ -25,6 +25,7 @@ class WaitingPod:
     groups: dict[str, int] = field(default_factory=dict)  # gang name -> minMember
     rule_wait: bool = False  # an onFalse: Wait rule has not passed yet
     reason: str = ""
+    started: float = 0.0  # time.perf_counter() when its attempt began
 
     @property
     def key(self) -> str:

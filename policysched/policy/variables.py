@@ -1,6 +1,6 @@
 """What a policy expression can see, per extension point: the CEL environments.
 
-Variables (DESIGN §2):
+Variables (docs/architecture.md#the-variable-model):
 
 ===========  ==================================================================
 ``now``      int, Unix seconds, fixed for one scheduling cycle

@@ -23,7 +23,8 @@ How ``main.run`` drives it::
   API — and closes it when leadership is lost (binds not sent yet are abandoned; the pods
   stay pending for the next leader). Without ``is_leader`` it always leads.
 * ``RunObserver`` callbacks run on the loop thread and must be quick; an observer that
-  raises is logged and ignored. ``on_loop`` is called at least once a second (heartbeat).
+  raises is logged and ignored. ``on_loop`` is called at least once a second (heartbeat);
+  ``on_attempt`` as the engine reports each attempt's end (``Scheduler.on_attempt_end``).
 """
 
 from __future__ import annotations
@@ -36,30 +37,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..cluster import kube_messages as km
-from ..framework import messages as engine_messages
-from ..framework.backend import (
-    Backend,
-    BindOutcome,
-    BindRequest,
-)
+from ..framework.backend import Backend
 from ..framework.profiles import Engine
 from ..framework.runtime import Framework
-from ..framework.scheduler import EngineSettings, ExtensionPointObserver, Scheduler
-from ..model.clock import Clock
-from ..model.events import (
-    ClusterEvent,
-    ConditionStatus,
-    EventType,
-)
-from ..model.objects import PodGroupSpec, PodInfo
-from .observers import (
-    RESULT_ERROR,
-    RESULT_SCHEDULED,
-    RESULT_UNSCHEDULABLE,
-    Attempt,
-    LogObserver,
-    RunObserver,
-)
+from ..framework.scheduler import AttemptEnd, EngineSettings, ExtensionPointObserver, Scheduler
+from .observers import Attempt, LogObserver, RunObserver
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +51,6 @@ LEADER_POLL = 0.1  # seconds between leadership checks while not leading
 SYNC_LOG_EVERY = 10.0  # seconds between "waiting for informers" lines
 ERROR_PAUSE = 0.5  # seconds to pause after a loop error
 BIND_DRAIN_TIMEOUT = 5.0  # seconds a stopping loop waits for the binds in flight
-
-
 
 
 class LiveBackend(Backend, Protocol):
@@ -93,90 +73,11 @@ class LiveBackend(Backend, Protocol):
     def wake(self) -> None: ...
 
 
-@dataclass(frozen=True)
-class _Ended:
-    """An attempt that ended: ``started`` is when the loop step that handed its bind over
-    began (perf_counter), None when it ended in the step that is being timed."""
-
-    pod: PodInfo
-    result: str
-    node: str | None
-    message: str
-    started: float | None = None
-
-
-class _Outcomes:
-    """A ``Backend`` in front of the live one that notes how attempts end: a bind that
-    succeeded (scheduled), a PodScheduled=False condition (unschedulable or error). An
-    attempt whose bind ran in the background is timed from the step that started it."""
-
-    def __init__(self, backend: Backend) -> None:
-        self.backend = backend
-        self.ended: list[_Ended] = []
-        self.step_started = time.perf_counter()  # set by the runner before each step
-        self._binds: dict[str, float] = {}  # pod key → step start, while its bind runs
-        self._failed_binds: dict[str, float] = {}  # of the outcomes just drained
-
-    @property
-    def clock(self) -> Clock:
-        return self.backend.clock
-
-    def drain_events(self) -> list[ClusterEvent]:
-        return self.backend.drain_events()
-
-    def bind(self, pod: PodInfo, node_name: str) -> None:
-        self.backend.bind(pod, node_name)
-        self.ended.append(_Ended(pod, RESULT_SCHEDULED, node_name, ""))
-
-    def start_bind(self, request: BindRequest) -> None:
-        self._binds[request.pod.key] = self.step_started
-        self.backend.start_bind(request)
-
-    def drain_bind_outcomes(self) -> list[BindOutcome]:
-        outcomes = self.backend.drain_bind_outcomes()
-        self._failed_binds = {}
-        for outcome in outcomes:
-            pod = outcome.request.pod
-            started = self._binds.pop(pod.key, None)
-            if outcome.error is None:
-                self.ended.append(_Ended(pod, RESULT_SCHEDULED, outcome.request.node_name, "",
-                                         started))
-            elif started is not None:
-                self._failed_binds[pod.key] = started  # its condition follows at once
-        return outcomes
-
-    def evict(self, pod: PodInfo, message: str) -> None:
-        self.backend.evict(pod, message)
-
-    def patch_pod_metadata(self, pod: PodInfo, labels: Mapping[str, str | None],
-                           annotations: Mapping[str, str | None]) -> None:
-        self.backend.patch_pod_metadata(pod, labels, annotations)
-
-    def set_nominated_node(self, pod: PodInfo, node_name: str | None) -> None:
-        self.backend.set_nominated_node(pod, node_name)
-
-    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
-        self.backend.record_event(pod, type, reason, message)
-
-    def set_pod_condition(self, pod: PodInfo, status: ConditionStatus, reason: str,
-                          message: str) -> None:
-        if status == "False":
-            result = RESULT_UNSCHEDULABLE \
-                if reason == engine_messages.CONDITION_UNSCHEDULABLE else RESULT_ERROR
-            self.ended.append(_Ended(pod, result, None, message,
-                                     self._failed_binds.pop(pod.key, None)))
-        self.backend.set_pod_condition(pod, status, reason, message)
-
-    def pod_groups(self) -> dict[str, PodGroupSpec]:
-        return self.backend.pod_groups()
-
-
 @dataclass
 class _Session:
     """One period of leadership: a fresh backend, its cache and queue."""
 
     backend: LiveBackend
-    outcomes: _Outcomes
     scheduler: Scheduler
     started: float  # time.monotonic()
     synced: bool = False
@@ -289,6 +190,9 @@ class SchedulingLoop:
         self.errors += 1
         self._notify("on_error", error)
 
+    def _attempt_ended(self, scheduler: Scheduler, end: AttemptEnd) -> None:
+        self._notify("on_attempt", Attempt.of(end, scheduler))
+
     def _stopping(self, stop: threading.Event | None) -> bool:
         return self._stop.is_set() or (stop is not None and stop.is_set())
 
@@ -307,13 +211,13 @@ class SchedulingLoop:
     def _start_session(self) -> _Session:
         backend = self.make_backend()
         served = self.wrap_backend(backend) if self.wrap_backend is not None else backend
-        outcomes = _Outcomes(served)
         with self._lock:
             frameworks, settings = self.frameworks, self.settings
-        scheduler = Scheduler(outcomes, frameworks, settings,
+        scheduler = Scheduler(served, frameworks, settings,
                               observe_extension_point=self.observe_extension_point,
-                              on_internal_error=self._internal_error)
-        session = _Session(backend, outcomes, scheduler, time.monotonic())
+                              on_internal_error=self._internal_error,
+                              on_attempt_end=lambda end: self._attempt_ended(scheduler, end))
+        session = _Session(backend, scheduler, time.monotonic())
         backend.start()
         self._session = session
         return session
@@ -327,7 +231,7 @@ class SchedulingLoop:
         try:
             if finish_binds and session.synced and session.scheduler.binds_in_flight:
                 session.backend.wait_for_binds(BIND_DRAIN_TIMEOUT)
-                self._timed(session, session.scheduler.drain_binds)
+                session.scheduler.drain_binds()
         except Exception:
             log.exception(km.LOG_BIND_DRAIN_FAILED)
         finally:
@@ -350,15 +254,15 @@ class SchedulingLoop:
         backend, scheduler = session.backend, session.scheduler
         if not session.synced and not self._finish_sync(session):
             return
-        self._timed(session, scheduler.sync)
+        scheduler.sync()
         wakeup = scheduler.next_wakeup()
         if wakeup is not None and wakeup <= scheduler.clock.now():
-            self._timed(session, scheduler.advance)
+            scheduler.advance()
         while not self._stopping(stop) and self._still_leading():
             self._apply_swap()
-            if not self._timed(session, scheduler.schedule_one):
+            if not scheduler.schedule_one():
                 break
-            self._timed(session, scheduler.sync)
+            scheduler.sync()
             if time.monotonic() - self._last_loop >= LOOP_WAIT_CAP:
                 self._heartbeat(scheduler)
         self._heartbeat(scheduler)
@@ -390,31 +294,6 @@ class SchedulingLoop:
     def _still_leading(self) -> bool:
         """Checked before every cycle: a replica that lost the lease stops at once."""
         return self.is_leader is None or bool(self.is_leader())
-
-    def _timed(self, session: _Session, step: Callable[[], Any]) -> Any:
-        """Run one engine step; report the attempts that ended during it."""
-        started = time.perf_counter()
-        session.outcomes.step_started = started
-        try:
-            return step()
-        finally:
-            if session.outcomes.ended:
-                self._report(session, started)
-
-    def _report(self, session: _Session, step_started: float) -> None:
-        scheduler = session.scheduler
-        ended, session.outcomes.ended = session.outcomes.ended, []
-        now, finished = scheduler.clock.now(), time.perf_counter()
-        for end in ended:
-            pod = end.pod
-            record = scheduler.records.get(pod.key)
-            first_seen = record.first_seen if record is not None else None
-            started = step_started if end.started is None else end.started
-            self._notify("on_attempt", Attempt(
-                pod=pod.key, profile=pod.scheduler_name, result=end.result, node=end.node,
-                message=end.message, attempts=record.attempts if record is not None else 1,
-                duration=finished - started,
-                in_queue=None if first_seen is None else max(0.0, now - first_seen)))
 
     def _heartbeat(self, scheduler: Scheduler) -> None:
         self._last_loop = time.monotonic()

@@ -38,14 +38,8 @@ from prometheus_client import (
 )
 
 from ..framework.queue import PENDING_QUEUES
-from ..framework.scheduler import Scheduler
-from .observers import (
-    RESULT_ERROR,
-    RESULT_SCHEDULED,
-    RESULT_UNSCHEDULABLE,
-    Attempt,
-    RunObserver,
-)
+from ..framework.scheduler import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, Scheduler
+from .observers import Attempt, RunObserver
 
 ATTEMPT_RESULTS: Final = (RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, RESULT_ERROR)
 

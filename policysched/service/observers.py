@@ -4,31 +4,41 @@ each scheduling attempt (``Attempt``) and the loop's life (``RunObserver``)."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..cluster import kube_messages as km
-from ..framework.scheduler import Scheduler
+from ..framework.scheduler import RESULT_SCHEDULED, AttemptEnd, Scheduler
 
 log = logging.getLogger(__name__)
-
-RESULT_SCHEDULED = "scheduled"
-RESULT_UNSCHEDULABLE = "unschedulable"
-RESULT_ERROR = "error"
 
 
 @dataclass(frozen=True)
 class Attempt:
-    """The end of one scheduling attempt of one pod."""
+    """The end of one scheduling attempt of one pod (the engine's ``AttemptEnd``, with
+    the pod's record)."""
 
     pod: str  # "namespace/name"
     profile: str  # the pod's schedulerName
-    result: str  # RESULT_SCHEDULED, RESULT_UNSCHEDULABLE or RESULT_ERROR
+    result: str  # framework.scheduler's RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, RESULT_ERROR
     node: str | None  # where it was bound (scheduled only)
     message: str  # why not (unschedulable, error)
     attempts: int  # attempts so far, this one included
-    duration: float  # seconds: the loop step that ended it (scheduling + binding)
+    duration: float  # seconds since the attempt began (scheduling, permit wait, binding)
     in_queue: float | None  # seconds since the pod entered the queue (scheduled: the SLI)
+
+    @classmethod
+    def of(cls, end: AttemptEnd, scheduler: Scheduler) -> Attempt:
+        """The attempt ``scheduler`` reported ending just now; the pod's record adds its
+        attempts and its time in the queue."""
+        record = scheduler.records.get(end.pod.key)
+        first_seen = record.first_seen if record is not None else None
+        return cls(pod=end.pod.key, profile=end.profile, result=end.result, node=end.node,
+                   message=end.message, attempts=record.attempts if record is not None else 1,
+                   duration=time.perf_counter() - end.started,
+                   in_queue=None if first_seen is None
+                   else max(0.0, scheduler.clock.now() - first_seen))
 
 
 class RunObserver:

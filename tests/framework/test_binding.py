@@ -4,6 +4,7 @@ back — success (postBind, Scheduled) or failure (roll-back, requeue)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,12 @@ from policysched.commands.loading import load_engine
 from policysched.framework.backend import BindError, BindOutcome, BindRequest, run_bind
 from policysched.framework.profiles import Engine
 from policysched.framework.queue import BACKOFF
-from policysched.framework.scheduler import Scheduler
+from policysched.framework.scheduler import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    AttemptEnd,
+    Scheduler,
+)
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
@@ -148,6 +154,35 @@ def test_a_failed_bind_rolls_back_and_requeues(engine: Engine) -> None:
     assert [b.pod for b in backend.bindings] == ["default/p"]
     assert scheduler.records["default/p"].attempts == 2
     assert scheduler.records["default/p"].node == "n1"
+
+
+def test_an_attempt_is_reported_once_when_its_bind_ends(engine: Engine) -> None:
+    backend = DeferredBackend([make_node("n1"), pending("p")])
+    ended: list[AttemptEnd] = []
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings,
+                          on_attempt_end=ended.append)
+    scheduler.sync()
+    before = time.perf_counter()
+    scheduler.schedule_one()
+    (request,) = backend.started
+    assert ended == []  # handed over: the attempt goes on on the binding thread
+    backend.finish(request, error="etcd timeout")
+    scheduler.sync()
+    (failed,) = ended
+    assert (failed.pod.key, failed.profile, failed.result, failed.node, failed.message) == (
+        "default/p", PROFILE, RESULT_ERROR, None, "binding rejected: etcd timeout")
+    assert before <= failed.started <= time.perf_counter()  # from when it left the queue
+
+    backend.clock.advance(20)  # type: ignore[attr-defined]
+    scheduler.advance()
+    scheduler.schedule_one()
+    (retry,) = backend.started
+    backend.finish(retry)
+    scheduler.sync()
+    scheduler.sync()  # the bound event: no second report
+    assert [(e.result, e.node, e.message) for e in ended] == [
+        (RESULT_ERROR, None, "binding rejected: etcd timeout"), (RESULT_SCHEDULED, "n1", "")]
+    assert ended[1].started > failed.started
 
 
 def test_a_conflicting_bind_never_binds_twice(engine: Engine) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,13 @@ from policysched.commands.loading import load_engine
 from policysched.framework.profiles import Engine
 from policysched.framework.queue import BACKOFF, GATED
 from policysched.framework.runtime import CycleState
-from policysched.framework.scheduler import Scheduler
+from policysched.framework.scheduler import (
+    RESULT_ERROR,
+    RESULT_SCHEDULED,
+    RESULT_UNSCHEDULABLE,
+    AttemptEnd,
+    Scheduler,
+)
 from policysched.framework.status import Status
 from policysched.model.clock import SimulatedClock
 
@@ -354,3 +361,74 @@ def test_an_exception_after_a_successful_bind_never_undoes_it(tmp_path: Path) ->
     assert scheduler.records["default/p"].node == "n1"
     assert "default/p" not in scheduler.queue and scheduler.counters == {"counted/n1": 1}
     assert scheduler.cache.counted_node("default/p") == "n1"
+
+
+# -- the engine's report of each attempt ----------------------------------------------
+
+
+def test_each_attempt_ends_with_one_report(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, COUNTED)
+    backend = MemoryBackend([make_node("n1"), pending("fits"), pending("huge", cpu="64"),
+                             pending("poisoned")], SimulatedClock(START.timestamp()))
+    ended: list[AttemptEnd] = []
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings,
+                          on_attempt_end=ended.append)
+    poison_reserve(scheduler, "poisoned")
+    run(scheduler)
+    by_pod = {e.pod.key: (e.profile, e.result, e.node, e.message) for e in ended}
+    assert len(ended) == 3 and by_pod == {
+        "default/fits": ("policysched", RESULT_SCHEDULED, "n1", ""),
+        "default/huge": ("policysched", RESULT_UNSCHEDULABLE, None,
+                         "0/1 nodes are available: 1 Insufficient cpu."),
+        "default/poisoned": ("policysched", RESULT_ERROR, None,
+                             "internal error at Reserve: ZeroDivisionError: division by zero"),
+    }
+
+
+def test_a_permit_wait_is_part_of_the_attempt_and_a_gate_is_not_one(tmp_path: Path) -> None:
+    engine = engine_with(tmp_path, """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: hold}
+spec:
+  preEnqueue:
+  - name: rank
+    expression: "int(pod.labels['rank']) > 0"
+  permit:
+  - name: never
+    expression: "false"
+    onFalse: Wait
+    timeoutSeconds: 30
+""")
+    backend = MemoryBackend([make_node("n1"), pending("held", rank="1"),
+                             pending("gated", rank="high")], SimulatedClock(START.timestamp()))
+    ended: list[AttemptEnd] = []
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings,
+                          on_attempt_end=ended.append)
+    run(scheduler)
+    assert ended == [] and len(scheduler.waiting) == 1  # the gate's Error is no attempt
+    assert failures(backend, "gated") != []
+    waited_from = time.perf_counter()
+    backend.clock.advance(31)  # type: ignore[attr-defined]
+    scheduler.advance()
+    (end,) = ended
+    assert (end.pod.key, end.result, end.message) == (
+        "default/held", RESULT_UNSCHEDULABLE,
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at permit.")
+    assert end.started < waited_from  # timed from when it left the queue
+
+
+def test_an_attempt_hook_that_raises_is_logged_and_changes_nothing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    engine = load_engine([], None)
+    backend = MemoryBackend([make_node("n1"), pending("a", cpu="100m"),
+                             pending("b", cpu="100m")], SimulatedClock(0))
+
+    def broken(end: AttemptEnd) -> None:
+        raise RuntimeError("observer broke")
+
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings, on_attempt_end=broken)
+    with caplog.at_level(logging.ERROR, "policysched"):
+        run(scheduler)
+    assert sorted(b.pod for b in backend.bindings) == ["default/a", "default/b"]
+    assert caplog.text.count("on_attempt_end hook") == 2

@@ -1,4 +1,5 @@
-"""delay: the seed article's preFilter, DESIGN §1 verbatim."""
+"""delay: the seed article's preFilter, the contract's document verbatim
+(docs/architecture.md#the-delay-example)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""zone-a-first: DESIGN §1's node-level example, verbatim."""
+"""zone-a-first: the contract's node-level example, verbatim
+(docs/architecture.md#the-node-level-example)."""
 
 from __future__ import annotations
 

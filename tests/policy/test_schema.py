@@ -15,7 +15,7 @@ from policysched.policy.schema import load_schema, rule_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# DESIGN §1, verbatim: the product's contract.
+# The product's contract, verbatim (docs/architecture.md#the-contract).
 DELAY = """\
 apiVersion: policysched.io/v1alpha1
 kind: SchedulingPolicy
@@ -118,7 +118,7 @@ def test_design_documents_are_valid_verbatim() -> None:
 @pytest.mark.parametrize(("name", "text"), [("delay", DELAY), ("zone-a-first", ZONE_A_FIRST)])
 def test_shipped_policies_are_the_design_documents(name: str, text: str) -> None:
     shipped = (ROOT / "policies" / f"{name}.yaml").read_text(encoding="utf-8")
-    # the modeline first, header comments allowed, then the DESIGN document verbatim
+    # the modeline first, header comments allowed, then the contract's document verbatim
     assert shipped.startswith(MODELINE)
     assert shipped.endswith(text)
     assert all(line.startswith("#") for line in shipped[: -len(text)].splitlines())

@@ -1,0 +1,274 @@
+"""The binding cycle (kube-scheduler's bindingCycle): preBind → the bind handed to the
+backend → its outcome (bound: postBind, Scheduled; failed: roll back, requeue), and the way
+out of permit's waiting room (released into the binding cycle, or rejected).
+
+The scheduling cycle (``Scheduler``) hands a pod over with ``start`` once permit allowed it,
+or with ``wait`` when permit said Wait. Binds complete before ``start_bind`` returns
+(``MemoryBackend``) or later on the backend's threads (``KubeBackend``); ``drain`` finishes
+the cycles whose bind ended, on the scheduling thread. How an attempt ends (bound, failed)
+and the guard against unexpected exceptions belong to the scheduling cycle, reached through
+``SchedulingCycle``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol
+
+from ..cache.cache import Cache
+from ..cache.node_info import NodeInfo
+from ..model.objects import PodInfo
+from . import messages
+from .backend import Backend, BindOutcome, BindRequest
+from .queue import QueuedPod
+from .runtime import CycleState, Framework
+from .status import Code, Status, error, unschedulable
+from .waiting import WaitingPod, WaitingRoom
+
+
+@dataclass
+class AttemptProgress:
+    """How far one pod's attempt went, to end it if it raises: its queue entry, when it
+    began (``time.perf_counter()``), the point it was at, and once assumed the framework,
+    the state and the node that reserve used."""
+
+    qp: QueuedPod
+    started: float
+    point: str = "QueueSort"
+    fwk: Framework | None = None
+    state: CycleState | None = None
+    node: str | None = None
+
+
+def waiting_progress(waiting: WaitingPod, point: str) -> AttemptProgress:
+    """The progress of a pod waiting at permit, at ``point``."""
+    return AttemptProgress(waiting.qp, waiting.started, point, waiting.fwk, waiting.state,
+                           waiting.node)
+
+
+def rejection_message(status: Status) -> str:
+    """A rejection after a node was chosen (reserve, permit, preBind, bind) reads as a
+    FitError over that one node, as in kube-scheduler."""
+    if status.code is Code.ERROR:
+        return status.message
+    return messages.fit_error(1, status.reasons)
+
+
+class SchedulingCycle(Protocol):
+    """What the binding cycle uses of the scheduling cycle (``Scheduler``): its guard, its
+    extension-point timing, and how an attempt ends."""
+
+    def guarded(self, progress: AttemptProgress, run: Callable[[], None]) -> None:
+        """Run part of a pod's attempt; an unexpected exception ends that attempt only."""
+        ...
+
+    def reach(self, point: str) -> float:
+        """Note that the attempt under way reached ``point``; the time, to time it."""
+        ...
+
+    def observe(self, fwk: Framework, point: str, status: Status, seconds: float) -> None:
+        """Report one run of an extension point."""
+        ...
+
+    def roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
+        """Unreserve and forget the assumption."""
+        ...
+
+    def fail(self, qp: QueuedPod, status: Status, message: str, *, started: float,
+             retry_at: float | None = None) -> None:
+        """End an attempt that failed: report it on the pod, requeue the pod."""
+        ...
+
+    def bound(self, pod: PodInfo, node: str, *, started: float) -> None:
+        """End an attempt whose bind succeeded."""
+        ...
+
+
+@dataclass(frozen=True)
+class _Binding:
+    """A binding cycle waiting for its bind's outcome."""
+
+    request: BindRequest
+    qp: QueuedPod
+    started: float  # when its attempt began
+    fwk: Framework
+    state: CycleState
+    node: NodeInfo
+    groups: tuple[str, ...]
+
+    def progress(self, point: str) -> AttemptProgress:
+        return AttemptProgress(self.qp, self.started, point, self.fwk, self.state,
+                               self.node.name)
+
+
+class BindingCycle:
+    """The binding cycles of one scheduler: its binds in flight and its waiting room."""
+
+    def __init__(self, scheduling: SchedulingCycle, backend: Backend, cache: Cache,
+                 waiting: WaitingRoom) -> None:
+        self.scheduling = scheduling
+        self.backend = backend
+        self.cache = cache
+        self.waiting = waiting
+        self._in_flight: dict[str, _Binding] = {}  # pod key → its bind in flight
+
+    # -- preBind → bind → postBind ----------------------------------------------------------
+
+    def start(self, qp: QueuedPod, fwk: Framework, state: CycleState, node: NodeInfo, *,
+              started: float, groups: tuple[str, ...] = ()) -> None:
+        """preBind rules, then hand the bind to ``node`` (the bind rules' target, chosen
+        in ``Scheduler.decide``) to the backend (blocks while the backend has as many binds
+        in flight as it allows)."""
+        pod = state.pod
+        point_started = self.scheduling.reach("PreBind")
+        status, labels, annotations = fwk.run_pre_bind(state, node)
+        self.scheduling.observe(fwk, "PreBind", status, time.perf_counter() - point_started)
+        if not status.is_success:
+            self.scheduling.roll_back(fwk, state, node.name)
+            self.scheduling.fail(qp, status, rejection_message(status), started=started)
+            return
+        self.scheduling.reach("Bind")
+        request = BindRequest(pod, node.name, labels, annotations)
+        self.backend.start_bind(request)
+        self._in_flight[pod.key] = _Binding(request, qp, started, fwk, state, node, groups)
+        # an assumed member counts toward its gangs (kube's coscheduling counts them too)
+        self.waiting.record_bound(groups, pod.key)
+        self.drain()
+
+    @property
+    def in_flight(self) -> list[str]:
+        """Keys of the pods whose bind was handed to the backend and has no outcome yet."""
+        return list(self._in_flight)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._in_flight
+
+    def drain(self) -> int:
+        """Finish the binding cycles whose bind ended (the backend's outcomes); returns
+        how many outcomes there were."""
+        outcomes = self.backend.drain_bind_outcomes()
+        for outcome in outcomes:
+            key = outcome.request.pod.key
+            binding = self._in_flight.get(key)
+            if binding is None or binding.request is not outcome.request:
+                continue  # the pod was deleted meanwhile: its cycle already ended
+            del self._in_flight[key]
+            if outcome.error is None:  # bound: nothing that follows may undo it
+                self.cache.finish_binding(outcome.request.pod)
+            finish = self._bound if outcome.error is None else self._bind_failed
+            self.scheduling.guarded(binding.progress("Bind"), partial(finish, binding, outcome))
+        return len(outcomes)
+
+    def _bound(self, binding: _Binding, outcome: BindOutcome) -> None:
+        """The rest of the binding cycle after a successful bind: the attempt ends first
+        (nothing after it can undo the bind), then postBind and Scheduled."""
+        fwk, state, node = binding.fwk, binding.state, binding.node
+        pod, target = state.pod, binding.request.node_name
+        self.scheduling.bound(pod, target, started=binding.started)
+        self.scheduling.observe(fwk, "Bind", Status(), outcome.seconds)
+        point_started = self.scheduling.reach("PostBind")
+        notes = fwk.run_post_bind(state, node)
+        self.scheduling.observe(fwk, "PostBind", Status(), time.perf_counter() - point_started)
+        for note in notes:
+            self.backend.record_event(pod, "Normal", "PostBind", note)
+        self.backend.record_event(pod, "Normal", messages.EVENT_SCHEDULED,
+                                  messages.SCHEDULED.format(pod=pod.key, node=target))
+
+    def _bind_failed(self, binding: _Binding, outcome: BindOutcome) -> None:
+        """A failed bind (or preBind patch): roll back and requeue, as kube-scheduler's
+        handleBindingCycleError."""
+        status = error("", messages.BIND_FAILED.format(reason=outcome.error))
+        self.scheduling.observe(binding.fwk, "Bind", status, outcome.seconds)
+        self.waiting.forget_pod(binding.state.pod.key)  # no longer counts toward its gangs
+        self.scheduling.roll_back(binding.fwk, binding.state, binding.node.name)
+        self.scheduling.fail(binding.qp, status, rejection_message(status),
+                             started=binding.started)
+
+    def drop(self, key: str) -> None:
+        """The pod was deleted: end its permit wait or its binding cycle (rolled back; the
+        outcome of its bind will be ignored); it no longer counts toward its gangs."""
+        waiting = self.waiting.remove(key)
+        if waiting is not None:
+            self.scheduling.roll_back(waiting.fwk, waiting.state, waiting.node)
+        binding = self._in_flight.pop(key, None)
+        if binding is not None:
+            self.scheduling.roll_back(binding.fwk, binding.state, binding.node.name)
+        self.waiting.forget_pod(key)
+
+    # -- permit's waiting room --------------------------------------------------------------
+
+    def wait(self, qp: QueuedPod, fwk: Framework, state: CycleState, node: NodeInfo,
+             status: Status, gangs: list[tuple[Any, str, int]], *, started: float) -> None:
+        """Permit said Wait: the pod waits in the waiting room until released or
+        rejected."""
+        now = self.backend.clock.now()
+        timeout = float(status.timeout or 0)
+        waiting = WaitingPod(qp, fwk, state, node.name, now + timeout, timeout,
+                             groups={group: minimum for _, group, minimum in gangs},
+                             rule_wait=bool(status.reasons), reason=status.message,
+                             started=started)
+        self.waiting.add(waiting)
+        self._release_ready()
+
+    def recheck_waiting(self) -> None:
+        """Re-evaluate ``onFalse: Wait`` rules (the cluster or clock moved) and time-outs."""
+        for waiting in list(self.waiting.pods.values()):
+            if waiting.rule_wait and waiting.key in self.waiting:
+                self.scheduling.guarded(waiting_progress(waiting, "Permit"),
+                                        partial(self._recheck_rules, waiting))
+        self._expire_waiting()
+        self._release_ready()
+
+    def _recheck_rules(self, waiting: WaitingPod) -> None:
+        node = self.cache.snapshot().node(waiting.node)
+        if node is None:
+            return
+        status = waiting.fwk.run_waiting_rules(waiting.state, node)
+        if status.is_success:
+            waiting.rule_wait = False
+        elif status.code is Code.ERROR:
+            self._reject(waiting, status)
+
+    def _release_ready(self) -> None:
+        for waiting in list(self.waiting.pods.values()):
+            if waiting.key in self.waiting and self.waiting.ready(waiting):
+                self.scheduling.guarded(waiting_progress(waiting, "PreBind"),
+                                        partial(self._release, waiting))
+
+    def _release(self, waiting: WaitingPod) -> None:
+        self.waiting.remove(waiting.key)
+        node = self.cache.snapshot().node(waiting.node)
+        if node is None:
+            self.scheduling.roll_back(waiting.fwk, waiting.state, waiting.node)
+            self.scheduling.fail(waiting.qp, error("", messages.BIND_FAILED.format(
+                reason=f"node {waiting.node} is gone")), "", started=waiting.started)
+            return
+        self.start(waiting.qp, waiting.fwk, waiting.state, node, started=waiting.started,
+                   groups=tuple(waiting.groups))
+
+    def _expire_waiting(self) -> None:
+        now = self.backend.clock.now()
+        for waiting in self.waiting.expired(now):
+            rejected = [waiting]
+            for group in waiting.groups:  # a gang is rejected together
+                rejected += [w for w in self.waiting.members(group) if w is not waiting]
+            for pod in rejected:
+                if pod.key not in self.waiting:
+                    continue
+                reason = messages.PERMIT_TIMEOUT.format(seconds=pod.timeout)
+                if pod is not waiting and waiting.groups:
+                    reason = messages.PERMIT_GROUP_REJECTED.format(
+                        group=", ".join(waiting.groups), reason=reason)
+                status = unschedulable(waiting.state.pod.key, reason)
+                self.scheduling.guarded(waiting_progress(pod, "Permit"),
+                                        partial(self._reject, pod, status))
+
+    def _reject(self, waiting: WaitingPod, status: Status) -> None:
+        """End a waiting pod's attempt with ``status``."""
+        self.waiting.remove(waiting.key)
+        self.scheduling.roll_back(waiting.fwk, waiting.state, waiting.node)
+        self.scheduling.fail(waiting.qp, status, rejection_message(status),
+                             started=waiting.started)

@@ -1,0 +1,103 @@
+"""Cluster events into the cache and the queue, as kube-scheduler's eventhandlers.go: a pod
+added, updated or deleted, a node changed, and the moves of unschedulable pods a change may
+help (the queue re-runs the preEnqueue gate on the pods it moves)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from ..cache.cache import Cache
+from ..model.clock import Clock
+from ..model.events import ClusterEvent
+from ..model.objects import ObjectError, PodInfo
+from . import messages
+from .binding_cycle import BindingCycle
+from .queue import ASSIGNED_POD_UPDATE, SchedulingQueue
+from .runtime import Framework
+from .waiting import WaitingRoom
+
+
+@dataclass
+class PodRecord:
+    """What happened to one pod, for ``simulate`` and metrics: created by the first event
+    of a pending pod a profile serves, updated by each attempt."""
+
+    key: str
+    attempts: int = 0
+    node: str | None = None
+    bound_at: float | None = None
+    message: str | None = None
+    first_seen: float | None = None
+
+
+@dataclass
+class EventHandlers:
+    """Applies one scheduler's cluster events; the state it updates is the scheduler's."""
+
+    cache: Cache
+    queue: SchedulingQueue
+    waiting: WaitingRoom
+    binding_cycle: BindingCycle
+    profiles: Mapping[str, Framework]  # the scheduler's, replaced in place on reload
+    records: dict[str, PodRecord]
+    unserved: dict[str, str]  # pending pods no profile serves → message
+    clock: Clock
+    forget_pod: Callable[[str], None]  # a deleted pod: the scheduling cycle forgets it
+
+    def apply(self, event: ClusterEvent) -> None:
+        try:
+            change = self.cache.apply(event)
+        except ObjectError as e:
+            self.unserved[str(event.obj.get("metadata", {}).get("name", "?"))] = str(e)
+            return
+        if event.resource == "Node":
+            self.queue.move_all(f"Node{event.kind.title()}")
+            return
+        if event.resource != "Pod":
+            return
+        pod, old = change.pod, change.old_pod
+        if event.kind == "DELETED" or pod is None:
+            self._pod_deleted(old.key if pod is None and old else (pod.key if pod else ""))
+        elif pod.node_name or pod.terminated:
+            self._pod_assigned(pod, old)
+        else:
+            self._pod_pending(pod, old)
+
+    def _pod_deleted(self, key: str) -> None:
+        """Out of the queue, the waiting room or its binding cycle (each rolled back); the
+        room it held may let unschedulable pods fit."""
+        self.forget_pod(key)
+        self.queue.delete(key)
+        self.binding_cycle.drop(key)
+        self.queue.move_all("PodDelete")
+
+    def _pod_assigned(self, pod: PodInfo, old: PodInfo | None) -> None:
+        """A pod bound (by us or another scheduler) or terminated: not ours to schedule;
+        pods parked on such a change are woken."""
+        key = pod.key
+        if key in self.queue and key not in self.queue.in_flight():
+            self.queue.delete(key)
+        if old is None or (old.node_name, old.terminated) != (pod.node_name, pod.terminated):
+            self.queue.wake_parked(ASSIGNED_POD_UPDATE)
+
+    def _pod_pending(self, pod: PodInfo, old: PodInfo | None) -> None:
+        """A pending pod added or updated: queued when a profile serves it (not while it
+        is assumed or waiting at permit)."""
+        key = pod.key
+        if pod.scheduler_name not in self.profiles:
+            self.unserved[key] = messages.PROFILE_UNKNOWN.format(pod=key,
+                                                                 name=pod.scheduler_name)
+            return
+        if self.cache.is_assumed(pod) or key in self.waiting:
+            return
+        record = self.records.setdefault(key, PodRecord(key))
+        if record.first_seen is None:
+            record.first_seen = self.clock.now()
+        if key in self.queue:
+            self.queue.update(pod, spec_changed=old is None or old.obj.get("spec") != pod.obj.get(
+                "spec"))
+        else:
+            self.queue.add(pod)
+            # a new pod can make others schedulable (a gang's last member, affinity)
+            self.queue.move_all("PodAdd")
