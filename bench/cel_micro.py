@@ -47,7 +47,7 @@ NODE: dict[str, Any] = {
 NOW = 1_700_000_020
 
 EXPRESSIONS: list[tuple[str, str]] = [
-    ("delay (DESIGN §1)", "now - pod.creationTimestamp >= int(pod.annotations.delay)"),
+    ("delay (the contract's example)", "now - pod.creationTimestamp >= int(pod.annotations.delay)"),
     ("not cordoned", "!node.unschedulable"),
     ("zone score", "node.labels['topology.kubernetes.io/zone'] == 'zone-a' ? 100 : 0"),
     ("resources fit", "pod.requests.cpu <= node.free.cpu && "

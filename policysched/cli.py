@@ -1,4 +1,5 @@
-"""The ``policysched`` command line."""
+"""The ``policysched`` command line. Each command imports its module when it runs, so
+that `--help` and `validate` start without loading the engine or the API client."""
 
 from __future__ import annotations
 
@@ -9,9 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from .cluster.binder import DEFAULT_PARALLEL_BINDS
-from .policy import load_policy_set, render_json, render_text
-from .policy import messages as policy_messages
-from .policy.limits import DEFAULT_LIMITS, PolicyLimits
+from .policy import render_json, render_text
 
 EXIT_INVALID = 1
 
@@ -58,32 +57,25 @@ def validate(paths: tuple[str, ...], output: str, color: bool | None,
     hold several documents and ConfigMaps whose keys hold policies. Exits 0 when everything
     is valid, 1 when there are errors.
     """
-    limits = DEFAULT_LIMITS
-    if config_path is not None:
-        configuration = load_policy_set([config_path])
-        if not configuration.valid:
-            click.echo(render_text(configuration.diagnostics, color=False), err=True)
-            click.get_current_context().exit(EXIT_INVALID)
-        found = configuration.configurations
-        limits = PolicyLimits.from_configuration(found[0].value if found else None)
-    policy_set = load_policy_set(paths, limits)
-    files = policy_messages.count(len(policy_set.files), "file")
+    from .commands.validate import summary
+    from .commands.validate import validate as run_validate
+    from .errors import UserError
+
+    try:
+        policy_set = run_validate(paths, config_path)
+    except UserError as e:
+        _fail(str(e))
+        return
     if output == "json":
         click.echo(render_json(policy_set.diagnostics,
                                policies=[p.name for p in policy_set.policies],
                                files=list(policy_set.files)))
     elif policy_set.valid:
-        valid = policy_messages.count(len(policy_set.policies), "policy")
-        if policy_set.configurations:
-            valid += " and " + policy_messages.count(len(policy_set.configurations),
-                                                     "configuration")
-        click.echo(policy_messages.SUMMARY_VALID.format(policies=valid, files=files))
+        click.echo(summary(policy_set))
     else:
         use_color = True if color is None else color
         click.echo(render_text(policy_set.diagnostics, color=use_color), color=color)
-        errors = policy_messages.count(len(policy_set.diagnostics), "error")
-        click.echo(policy_messages.SUMMARY_INVALID.format(errors=errors, files=files),
-                   err=True)
+        click.echo(summary(policy_set), err=True)
     if not policy_set.valid:
         click.get_current_context().exit(EXIT_INVALID)
 

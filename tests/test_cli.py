@@ -14,7 +14,7 @@ from policysched.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "policy" / "fixtures"
-DESIGN = [ROOT / "policies" / "delay.yaml", ROOT / "policies" / "zone-a-first.yaml"]
+CONTRACT = [ROOT / "policies" / "delay.yaml", ROOT / "policies" / "zone-a-first.yaml"]
 
 
 def run(*args: str):  # type: ignore[no-untyped-def]
@@ -22,7 +22,7 @@ def run(*args: str):  # type: ignore[no-untyped-def]
 
 
 def test_valid_policies_exit_0_with_a_summary() -> None:
-    result = run("validate", *map(str, DESIGN))
+    result = run("validate", *map(str, CONTRACT))
     assert result.exit_code == 0, result.output
     assert result.stdout == "2 policies valid (2 files)\n"
 
@@ -57,7 +57,7 @@ def test_json_output_shape() -> None:
 
 
 def test_json_output_when_valid() -> None:
-    result = run("validate", "-o", "json", *map(str, DESIGN))
+    result = run("validate", "-o", "json", *map(str, CONTRACT))
     assert result.exit_code == 0
     document = json.loads(result.stdout)
     assert (document["valid"], document["errors"]) == (True, [])
@@ -109,7 +109,7 @@ def test_validate_applies_the_policy_limits_of_a_configuration(tmp_path: Path) -
     config = tmp_path / "config.yaml"
     config.write_text("apiVersion: policysched.io/v1alpha1\nkind: SchedulerConfiguration\n"
                       "policyLimits: {maxExpressionLength: 20}\n")
-    delay = str(DESIGN[0])
+    delay = str(CONTRACT[0])
     assert run("validate", delay).exit_code == 0
     result = run("validate", "--config", str(config), delay)
     assert result.exit_code == 1

@@ -142,7 +142,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     rate, rate_burst = client_limits(configuration, qps, burst)
     address = str(configuration.get("healthzBindAddress") or DEFAULT_BIND_ADDRESS)
     metrics, checks = SchedulerMetrics(), HealthChecks()
-    checks.readiness[INFORMERS_CHECK] = lambda: INFORMERS_NOT_SYNCED  # no runner yet
+    checks.readiness[INFORMERS_CHECK] = lambda: INFORMERS_NOT_SYNCED  # no loop yet
     try:
         server = HealthServer(address, metrics, checks)
     except ValueError as e:
@@ -156,10 +156,10 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         elector, wrap = _elector(api, configuration, identity)
         is_leader = elector.is_leader
         lease = f"{elector.settings.namespace}/{elector.settings.lease_name}"
-    runners: list[SchedulingLoop] = []  # the one built below, once the initial set is loaded
+    loops: list[SchedulingLoop] = []  # the one built below, once the initial set is loaded
 
     def swap(bundle: PolicyBundle) -> None:
-        runners[0].swap_policies(bundle.frameworks, bundle.settings)
+        loops[0].swap_policies(bundle.frameworks, bundle.settings)
 
     sources = PolicySources.from_configuration(
         configuration, config_path, extra_paths=policy_paths or (
@@ -187,18 +187,18 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
                                parallel_binds=parallel_binds,
                                reporting_instance=identity)
 
-        runner = SchedulingLoop(Engine(dict(initial.frameworks), initial.settings), make_backend,
+        loop = SchedulingLoop(Engine(dict(initial.frameworks), initial.settings), make_backend,
                         is_leader=is_leader, wrap_backend=wrap,
                         observers=[MetricsObserver(metrics, lease), HealthObserver(checks),
                                    *observers],
                         observe_extension_point=metrics.on_extension_point)
-        runners.append(runner)
-        checks.readiness[INFORMERS_CHECK] = informers_check(runner)
+        loops.append(loop)
+        checks.readiness[INFORMERS_CHECK] = informers_check(loop)
         watch.follow()
-        restore = _install_signals(runner, stop) if install_signal_handlers else {}
+        restore = _install_signals(loop, stop) if install_signal_handlers else {}
         if elector is not None:
             elector.start()
-        runner.run_until(stop)
+        loop.run_until(stop)
     finally:
         stop.set()
         if elector is not None:
@@ -229,15 +229,15 @@ def _elector(api: Any, configuration: Mapping[str, Any], identity: str
     return elector, wrap
 
 
-def _install_signals(runner: SchedulingLoop, stop: threading.Event) -> dict[int, Any]:
-    """SIGTERM and SIGINT stop the runner (only possible from the main thread)."""
+def _install_signals(loop: SchedulingLoop, stop: threading.Event) -> dict[int, Any]:
+    """SIGTERM and SIGINT stop the loop (only possible from the main thread)."""
     if threading.current_thread() is not threading.main_thread():
         return {}
 
     def handler(signum: int, frame: FrameType | None) -> None:
         log.info(km.LOG_STOPPING, signal.Signals(signum).name)
         stop.set()
-        runner.stop()
+        loop.stop()
 
     previous: dict[int, Any] = {}
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -1,7 +1,7 @@
 """Prometheus metrics of one policysched process, named like kube-scheduler's.
 
 Each ``SchedulerMetrics`` owns its own ``CollectorRegistry`` (never the global one), so
-several runners — or several tests — in one process never collide. The run loop, the
+several loops — or several tests — in one process never collide. The run loop, the
 engine and the reloader report through the ``on_*`` / ``set_*`` methods; ``/metrics``
 serves ``exposition()``.
 
@@ -64,7 +64,7 @@ SLI_MAX_ATTEMPTS_LABEL: Final = 15  # kube caps the label the same way ("15+" is
 
 
 class SchedulerMetrics:
-    """The metrics of one process or runner, in a registry of their own. Thread-safe."""
+    """The metrics of one process or loop, in a registry of their own. Thread-safe."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()

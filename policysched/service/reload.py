@@ -8,7 +8,7 @@ the API (default selector ``policysched.io/policy=true``).
 On any change the *whole* set is rebuilt from every source — files through
 ``load_paths``, ConfigMaps through ``load_configmap`` — then validated, compiled and turned
 into frameworks by ``profiles.build_frameworks``. A valid set whose content differs from
-the active one is handed to the runner's ``swap`` (which applies it between two scheduling
+the active one is handed to the loop's ``swap`` (which applies it between two scheduling
 cycles). An invalid one is rejected as a whole: the last good set stays active, each
 diagnostic is logged as ``namespace/name[key]:line:col: message``, a ``Warning`` Event
 (events.k8s.io/v1, reason ``PolicyRejected``) goes on each offending ConfigMap, and
@@ -177,7 +177,7 @@ class Rejection:
 
 
 Swap = Callable[[PolicyBundle], None]
-"""The runner's hand-over: apply ``bundle.frameworks`` between two scheduling cycles."""
+"""The loop's hand-over: apply ``bundle.frameworks`` between two scheduling cycles."""
 
 
 class RejectionRecorder(Protocol):
@@ -258,7 +258,7 @@ class CompileCache:
 
 
 class Reloader:
-    """Keeps the runner's policy set in step with the sources. Watchers report changes with
+    """Keeps the loop's policy set in step with the sources. Watchers report changes with
     ``upsert_configmap`` / ``delete_configmap`` / ``replace_configmaps`` / ``changed``; a
     worker thread (``start``) rebuilds after each change; ``reload()`` does it inline."""
 

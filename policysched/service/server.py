@@ -8,7 +8,7 @@ status 503.
 
 * ``/healthz`` — alive: the run loop ticked ``heartbeat()`` within ``heartbeat_timeout``
   seconds, and every liveness check passes.
-* ``/readyz`` — ready to schedule: every readiness check passes (the runner adds "informers
+* ``/readyz`` — ready to schedule: every readiness check passes (the loop adds "informers
   synced" and "policy set valid").
 * ``/metrics`` — the Prometheus text exposition of the process's ``SchedulerMetrics``.
 """
@@ -105,7 +105,7 @@ class HealthChecks:
         return passed, lines
 
 
-class RunnerState(Protocol):
+class LoopState(Protocol):
     """What readiness needs of the ``SchedulingLoop``."""
 
     @property
@@ -115,18 +115,18 @@ class RunnerState(Protocol):
     def synced(self) -> bool: ...
 
 
-def informers_check(runner: RunnerState) -> Check:
+def informers_check(loop: LoopState) -> Check:
     """Ready once the leader's informers listed everything; a standby replica (not leading,
     no informers) is ready."""
 
     def check() -> str | None:
-        return None if runner.synced or not runner.leading else INFORMERS_NOT_SYNCED
+        return None if loop.synced or not loop.leading else INFORMERS_NOT_SYNCED
 
     return check
 
 
 class HealthObserver(RunObserver):
-    """Ticks the heartbeat on every loop iteration (the runner calls ``on_loop`` at least
+    """Ticks the heartbeat on every loop iteration (the loop calls ``on_loop`` at least
     once a second)."""
 
     def __init__(self, checks: HealthChecks) -> None:
@@ -218,7 +218,7 @@ __all__ = [
     "HealthChecks",
     "HealthObserver",
     "HealthServer",
-    "RunnerState",
+    "LoopState",
     "informers_check",
     "parse_bind_address",
 ]

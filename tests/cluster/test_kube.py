@@ -1050,7 +1050,7 @@ def test_notes_are_truncated_and_times_have_microseconds() -> None:
     assert micro_time(1.5) == "1970-01-01T00:00:01.500000Z"
 
 
-# --------------------------------------------------------------------------- runner
+# --------------------------------------------------------------------------- loop
 
 
 @pytest.fixture(scope="module")
@@ -1078,8 +1078,8 @@ class Recorder(RunObserver):
         self.loops += 1
 
 
-def start_runner(runner: SchedulingLoop) -> threading.Thread:
-    thread = threading.Thread(target=runner.run_until, daemon=True)
+def start_loop(loop: SchedulingLoop) -> threading.Thread:
+    thread = threading.Thread(target=loop.run_until, daemon=True)
     thread.start()
     return thread
 
@@ -1091,8 +1091,8 @@ def test_runner_binds_pods_and_reports_failures(server: FakeApiServer, engine: A
     server.put("pods", pod("huge", cpu="64"))
     server.put("pods", pod("foreign", scheduler="default-scheduler"))
     recorder = Recorder()
-    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
-    thread = start_runner(runner)
+    loop = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    thread = start_loop(loop)
     try:
         wait_for(lambda: len(recorder.attempts) >= 2)
         by_pod = {a.pod: a for a in recorder.attempts}
@@ -1112,12 +1112,12 @@ def test_runner_binds_pods_and_reports_failures(server: FakeApiServer, engine: A
         wait_for(lambda: (server.get("pods", "default/late") or {}).get("spec", {}).get(
             "nodeName"))
         assert recorder.synced == 1 and recorder.leading == [True]
-        assert runner.synced and runner.leading
+        assert loop.synced and loop.leading
     finally:
-        runner.stop()
+        loop.stop()
         thread.join(5)
     assert not thread.is_alive()
-    assert runner.backend is None
+    assert loop.backend is None
 
 
 def test_runner_honours_retry_after(server: FakeApiServer, engine: Any) -> None:
@@ -1125,8 +1125,8 @@ def test_runner_honours_retry_after(server: FakeApiServer, engine: Any) -> None:
     server.put("pods", pod("delayed", annotations={"delay": "2"}))
     created = time.time()
     recorder = Recorder()
-    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
-    thread = start_runner(runner)
+    loop = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    thread = start_loop(loop)
     try:
         bound = wait_for(lambda: next((a for a in recorder.attempts
                                        if a.result == "scheduled"), None), timeout=6)
@@ -1134,7 +1134,7 @@ def test_runner_honours_retry_after(server: FakeApiServer, engine: Any) -> None:
         assert 0.9 <= time.time() - created <= 3.0
         assert bound.attempts == 2
     finally:
-        runner.stop()
+        loop.stop()
         thread.join(5)
 
 
@@ -1148,8 +1148,8 @@ def test_runner_schedules_only_while_leading(server: FakeApiServer, engine: Any)
         return backends[-1]
 
     recorder = Recorder()
-    runner = SchedulingLoop(engine, make, is_leader=leader.is_set, observers=[recorder])
-    thread = start_runner(runner)
+    loop = SchedulingLoop(engine, make, is_leader=leader.is_set, observers=[recorder])
+    thread = start_loop(loop)
     try:
         server.put("pods", pod("p1"))
         time.sleep(0.7)
@@ -1157,7 +1157,7 @@ def test_runner_schedules_only_while_leading(server: FakeApiServer, engine: Any)
         leader.set()
         wait_for(lambda: recorder.attempts)
         leader.clear()
-        wait_for(lambda: runner.backend is None)
+        wait_for(lambda: loop.backend is None)
         server.put("pods", pod("p2"))
         time.sleep(0.7)
         assert len(recorder.attempts) == 1
@@ -1166,36 +1166,36 @@ def test_runner_schedules_only_while_leading(server: FakeApiServer, engine: Any)
         assert len(backends) == 2 and recorder.leading == [True, False, True]
         assert recorder.synced == 2
     finally:
-        runner.stop()
+        loop.stop()
         thread.join(5)
 
 
 def test_runner_swaps_policies_between_cycles(server: FakeApiServer, engine: Any) -> None:
     server.put("nodes", node("n1"))
-    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()))
-    thread = start_runner(runner)
+    loop = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()))
+    thread = start_loop(loop)
     try:
-        wait_for(lambda: runner.synced)
+        wait_for(lambda: loop.synced)
         renamed = {"other": engine.frameworks["policysched"]}
-        runner.swap_policies(renamed)
-        wait_for(lambda: runner.scheduler is not None and set(runner.scheduler.profiles) ==
+        loop.swap_policies(renamed)
+        wait_for(lambda: loop.scheduler is not None and set(loop.scheduler.profiles) ==
                  {"other"})
         server.put("pods", pod("p1", scheduler="other"))
         wait_for(lambda: (server.get("pods", "default/p1") or {}).get("spec", {}).get(
             "nodeName"))
     finally:
-        runner.stop()
+        loop.stop()
         thread.join(5)
 
 
 def test_runner_recovers_a_pod_when_a_write_raises(server: FakeApiServer,
                                                    engine: Any) -> None:
     server.put("nodes", node("n1"))
-    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()))
-    thread = start_runner(runner)
+    loop = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()))
+    thread = start_loop(loop)
     try:
-        wait_for(lambda: runner.synced)
-        scheduler = runner.scheduler
+        wait_for(lambda: loop.synced)
+        scheduler = loop.scheduler
         assert scheduler is not None
         original = scheduler.backend.start_bind
         calls = []
@@ -1210,9 +1210,9 @@ def test_runner_recovers_a_pod_when_a_write_raises(server: FakeApiServer,
         server.put("pods", pod("p1"))
         wait_for(lambda: (server.get("pods", "default/p1") or {}).get("spec", {}).get(
             "nodeName"), timeout=8)
-        assert calls == ["default/p1", "default/p1"] and runner.errors == 1
+        assert calls == ["default/p1", "default/p1"] and loop.errors == 1
     finally:
-        runner.stop()
+        loop.stop()
         thread.join(5)
 
 
@@ -1221,25 +1221,25 @@ def test_runner_finishes_the_binds_in_flight_when_stopped(server: FakeApiServer,
     server.put("nodes", node("n1"))
     server.binding_gate = threading.Event()
     recorder = Recorder()
-    runner = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
-    thread = start_runner(runner)
+    loop = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
+    thread = start_loop(loop)
     names = ["default/p1", "default/p2", "default/p3"]
     try:
-        wait_for(lambda: runner.synced)
+        wait_for(lambda: loop.synced)
         for key in names:
             server.put("pods", pod(key.split("/")[1]))
         wait_for(lambda: server.binding_active == 3)  # scheduled on, binds all in flight
-        scheduler = runner.scheduler
+        scheduler = loop.scheduler
         assert scheduler is not None and sorted(scheduler.binds_in_flight) == names
         assert recorder.attempts == []
-        runner.stop()
+        loop.stop()
         time.sleep(0.3)
         assert thread.is_alive()  # waiting for the binds
         server.binding_gate.set()
         thread.join(5)
     finally:
         server.binding_gate.set()
-        runner.stop()
+        loop.stop()
         thread.join(5)
     assert not thread.is_alive()
     scheduled = [a for a in recorder.attempts if a.result == "scheduled"]

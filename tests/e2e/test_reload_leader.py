@@ -151,7 +151,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 class Activations:
-    """The runner's side of the hand-over, recording when each bundle arrived."""
+    """The loop's side of the hand-over, recording when each bundle arrived."""
 
     def __init__(self) -> None:
         self.bundles: list[tuple[float, PolicyBundle]] = []

@@ -3,9 +3,10 @@
 ``pod()`` and ``node()`` build the CEL views with every field ``policysched.policy.variables``
 declares (and nothing else), filled with the API defaults the cache uses; ``Cluster`` adds
 the node aggregates (requested, free, podCount, usedPorts) from the pods placed on each node,
-as the cache does. ``Harness`` evaluates one compiled policy the way the engine's runner does:
-variables computed lazily once per pod, filter rules in order up to the first failure, score
-rules per node, preFilter / preScore / permit / postFilter / bind fields.
+as the cache does. ``Harness`` evaluates one compiled policy the way the engine's
+``Framework`` does: variables computed lazily once per pod, filter rules in order up to the
+first failure, score rules per node, preFilter / preScore / permit / postFilter / bind
+fields.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ class Cluster:
 
 
 class _Variables(dict[str, Any]):
-    """``variables`` of one policy for one pod, computed on first use (as the runner)."""
+    """``variables`` of one policy for one pod, computed on first use (as the ``Framework``)."""
 
     def __init__(self, policy: Policy, base: dict[str, Any]) -> None:
         super().__init__()

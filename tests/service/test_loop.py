@@ -60,24 +60,24 @@ def test_the_loop_goes_on_when_one_pods_cycle_raises() -> None:
     fwk.run_permit = run_permit  # type: ignore[method-assign]
     pods = [make_pod(f"p{i}", cpu="100m", schedulerName="policysched") for i in range(20)]
     backend = LiveMemoryBackend([make_node("n1"), make_node("n2"), *pods])
-    runner = SchedulingLoop(engine, lambda: backend)
-    thread = threading.Thread(target=runner.run_until, daemon=True)
+    loop = SchedulingLoop(engine, lambda: backend)
+    thread = threading.Thread(target=loop.run_until, daemon=True)
     thread.start()
     try:
         wait_for(lambda: len(backend.bindings) == 19, timeout=10.0)
         wait_for(lambda: any(e.pod == "default/p3" for e in backend.events), timeout=10.0)
-        scheduler = runner.scheduler
+        scheduler = loop.scheduler
         assert scheduler is not None
         qp = scheduler.queue.get("default/p3")
         assert qp is not None and qp.queue == BACKOFF  # requeued, retried after backoff
     finally:
-        runner.stop()
+        loop.stop()
         thread.join(5)
     assert not thread.is_alive()
     assert "default/p3" not in {b.pod for b in backend.bindings}
     events = [(e.reason, e.message) for e in backend.events if e.pod == "default/p3"]
     assert events[0] == ("FailedScheduling", "internal error at Permit: KeyError: 'poison'")
-    assert runner.errors >= 1
+    assert loop.errors >= 1
 
 
 def test_pods_left_in_flight_by_an_escaped_exception_are_requeued_with_an_event() -> None:
