@@ -13,7 +13,7 @@ and the guard against unexpected exceptions belong to the scheduling cycle, reac
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
@@ -82,7 +82,8 @@ class SchedulingCycle(Protocol):
         """End an attempt that failed: report it on the pod, requeue the pod."""
         ...
 
-    def bound(self, pod: PodInfo, node: str, *, started: float) -> None:
+    def bound(self, pod: PodInfo, node: str, *, started: float,
+              counters: Sequence[tuple[str, float]] = ()) -> None:
         """End an attempt whose bind succeeded."""
         ...
 
@@ -167,7 +168,8 @@ class BindingCycle:
         (nothing after it can undo the bind), then postBind and Scheduled."""
         fwk, state, node = binding.fwk, binding.state, binding.node
         pod, target = state.pod, binding.request.node_name
-        self.scheduling.bound(pod, target, started=binding.started)
+        self.scheduling.bound(pod, target, started=binding.started,
+                              counters=state.reserved_counters)
         self.scheduling.observe(fwk, "Bind", Status(), outcome.seconds)
         point_started = self.scheduling.reach("PostBind")
         notes = fwk.run_post_bind(state, node)

@@ -43,7 +43,7 @@ class EventHandlers:
     records: dict[str, PodRecord]
     unserved: dict[str, str]  # pending pods no profile serves → message
     clock: Clock
-    forget_pod: Callable[[str], None]  # a deleted pod: the scheduling cycle forgets it
+    forget_pod: Callable[[str], None]  # a pod gone (deleted, terminated): forgotten
 
     def apply(self, event: ClusterEvent) -> None:
         try:
@@ -78,6 +78,10 @@ class EventHandlers:
         key = pod.key
         if key in self.queue and key not in self.queue.in_flight():
             self.queue.delete(key)
+        if pod.terminated and (old is None or not old.terminated):
+            # it no longer uses its node: what it held is given back, as on deletion
+            self.forget_pod(key)
+            self.queue.move_all("PodDelete")
         if old is None or (old.node_name, old.terminated) != (pod.node_name, pod.terminated):
             self.queue.wake_parked(ASSIGNED_POD_UPDATE)
 

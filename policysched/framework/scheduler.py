@@ -33,7 +33,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Final
@@ -137,6 +137,7 @@ class Scheduler:
         self.cache = Cache()
         self.waiting = WaitingRoom()
         self.counters: dict[str, float] = {}
+        self._held_counters: dict[str, list[tuple[str, float]]] = {}  # bound pod → its counters
         self.records: dict[str, PodRecord] = {}
         self.unserved: dict[str, str] = {}  # pending pods no profile serves → message
         self.nominated: dict[str, tuple[str, PodInfo]] = {}  # preemptor → (node, pod)
@@ -232,10 +233,13 @@ class Scheduler:
         return GateRejection(status.plugin or status.message, status.message)
 
     def _forget_pod(self, key: str) -> None:
-        """A deleted pod: its nomination and the errors kept for it go."""
+        """A pod that went away (deleted, or terminated): its nomination and the errors
+        kept for it go, and the reserve counters it held since its bind are given back."""
         self.nominated.pop(key, None)
         self._gate_errors.pop(key, None)
         self._sort_errors.pop(key, None)
+        for name, amount in reversed(self._held_counters.pop(key, ())):
+            self.counters[name] = self.counters.get(name, 0) - amount
 
     # -- source → cache and queue; time -----------------------------------------------------
 
@@ -682,9 +686,13 @@ class Scheduler:
         self._attempt_ended(pod, RESULT_ERROR if is_error else RESULT_UNSCHEDULABLE, None,
                             message, started)
 
-    def bound(self, pod: PodInfo, node: str, *, started: float) -> None:
+    def bound(self, pod: PodInfo, node: str, *, started: float,
+              counters: Sequence[tuple[str, float]] = ()) -> None:
         """An attempt whose bind succeeded ends (before postBind, as in kube-scheduler):
-        the pod leaves the queue and its nomination, its record notes the node."""
+        the pod leaves the queue and its nomination, its record notes the node, and the
+        reserve ``counters`` it took stay held until it goes away (``_forget_pod``)."""
+        if counters:
+            self._held_counters[pod.key] = list(counters)
         self.queue.done(pod.key)
         self.nominated.pop(pod.key, None)
         record = self.records.setdefault(pod.key, PodRecord(pod.key))

@@ -330,3 +330,46 @@ def test_reserve_permit_and_pre_bind_run_for_the_bind_target(tmp_path: Path) -> 
     scheduler.sync()
     assert scheduler.counters == {"steer/target": 0}
     assert scheduler.cache.counted_node("default/p") is None
+
+
+ONE_PER_NODE = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: solo}
+spec:
+  reserve:
+  - name: one-per-node
+    counter: node.name
+    limit: "1"
+    message: the node already runs a solo pod
+"""
+
+
+@pytest.mark.parametrize("goes_away", ["deleted", "terminated"])
+def test_a_bound_pods_counters_are_given_back_when_it_goes_away(
+        tmp_path: Path, goes_away: str) -> None:
+    (tmp_path / "solo.yaml").write_text(ONE_PER_NODE)
+    engine = load_engine([str(tmp_path)], None)
+    clock = SimulatedClock(0)
+    pods = [make_pod(name, schedulerName=PROFILE) for name in ("first", "second")]
+    backend = MemoryBackend([make_node("n1"), *pods], clock)
+    scheduler = Scheduler(backend, engine.frameworks)
+    run_all(scheduler)
+    assert [b.pod for b in backend.bindings] == ["default/first"]
+    assert scheduler.counters == {"solo/n1": 1}
+    assert scheduler.records["default/second"].message == (
+        "0/1 nodes are available: 1 the node already runs a solo pod.")
+    if goes_away == "deleted":
+        backend.delete_object("Pod", "first")
+    else:
+        first = backend.pod("default/first")
+        assert first is not None
+        first["status"]["phase"] = "Succeeded"
+        backend.update_object(first)
+    clock.advance(20)  # past the second pod's backoff
+    scheduler.sync()
+    assert scheduler.counters == {"solo/n1": 0}
+    scheduler.advance()
+    run_all(scheduler)
+    assert [b.pod for b in backend.bindings] == ["default/first", "default/second"]
+    assert scheduler.counters == {"solo/n1": 1}
