@@ -48,14 +48,19 @@ def main() -> None:
     help="A SchedulerConfiguration file whose policyLimits apply (default: the built-in "
     "limits).",
 )
+@click.option(
+    "--strict", is_flag=True,
+    help="Count warnings (e.g. a label read without a guard) as errors: exit 1 on any.",
+)
 def validate(paths: tuple[str, ...], output: str, color: bool | None,
-             config_path: str | None) -> None:
+             config_path: str | None, strict: bool) -> None:
     """Check SchedulingPolicy files: YAML, schema, and every CEL expression compiled for
     its extension point.
 
     PATHS are files or directories (searched recursively for *.yaml and *.yml); files may
-    hold several documents and ConfigMaps whose keys hold policies. Exits 0 when everything
-    is valid, 1 when there are errors.
+    hold several documents and ConfigMaps whose keys hold policies. Warnings point at
+    expressions that compile but can fail at run time. Exits 0 when everything is valid, 1
+    when there are errors (or, with --strict, warnings).
     """
     from .commands.validate import summary
     from .commands.validate import validate as run_validate
@@ -70,13 +75,13 @@ def validate(paths: tuple[str, ...], output: str, color: bool | None,
         click.echo(render_json(policy_set.diagnostics,
                                policies=[p.name for p in policy_set.policies],
                                files=list(policy_set.files)))
-    elif policy_set.valid:
+    elif not policy_set.diagnostics:
         click.echo(summary(policy_set))
     else:
         use_color = True if color is None else color
         click.echo(render_text(policy_set.diagnostics, color=use_color), color=color)
         click.echo(summary(policy_set), err=True)
-    if not policy_set.valid:
+    if not policy_set.valid or (strict and policy_set.warnings):
         click.get_current_context().exit(EXIT_INVALID)
 
 
@@ -120,9 +125,11 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
 
     JSON output: {"pods": [{"namespace", "name", "node", "boundAt", "attempts",
     "message"}]}; boundAt is simulated seconds from the start, message the last
-    FailedScheduling text (null once bound).
+    FailedScheduling text (null once bound). On a terminal, a long run shows a progress
+    bar on stderr (not with -o json).
     """
     from .commands.loading import UserError, load_cluster, load_engine
+    from .commands.progress import SIMULATING, ProgressBar
     from .commands.simulate import simulate as run_simulation
 
     try:
@@ -131,7 +138,9 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     except UserError as e:
         _fail(str(e))
         return
-    result = run_simulation(objects, engine.frameworks, engine.settings, start)
+    with ProgressBar(SIMULATING, enabled=output != "json") as bar:
+        result = run_simulation(objects, engine.frameworks, engine.settings, start,
+                                on_progress=bar.on_simulation if bar.enabled else None)
     if output == "json":
         click.echo(json.dumps({"pods": [p.as_json() for p in result.pods]}, indent=2))
         return
@@ -203,21 +212,33 @@ def _score_cell(score: tuple[float, float, int] | None) -> str:
                 type=click.Path(exists=True, path_type=str))
 def run_tests(paths: tuple[str, ...]) -> None:
     """Run policy test files: a cluster, policies and the expected placement and message
-    of each pod. Exits 1 when any expectation fails, with what differed."""
+    of each pod. Exits 1 when any expectation fails, with what differed.
+
+    On a terminal, a long run shows a progress bar by file on stderr and prints its
+    report when it ends."""
     from .commands.policy_tests import find_test_files, run_file
+    from .commands.progress import TESTING, ProgressBar
 
     failed = total = 0
-    for path in find_test_files(list(paths)):
-        for result in run_file(path):
-            total += 1
-            label = f"{result.path}: {result.name}"
-            if result.passed:
-                click.echo(f"PASS {label}")
-                continue
-            failed += 1
-            click.echo(f"FAIL {label}")
-            for failure in result.failures:
-                click.echo(f"    {failure}")
+    files = list(find_test_files(list(paths)))
+    report: list[str] = []
+    with ProgressBar(TESTING) as bar:
+        # lines written to the terminal under a live bar would be overwritten by it
+        emit = report.append if bar.enabled else click.echo
+        for done, path in enumerate(files):
+            bar.update(done, len(files), str(path))
+            for result in run_file(path):
+                total += 1
+                label = f"{result.path}: {result.name}"
+                if result.passed:
+                    emit(f"PASS {label}")
+                    continue
+                failed += 1
+                emit(f"FAIL {label}")
+                for failure in result.failures:
+                    emit(f"    {failure}")
+    for line in report:
+        click.echo(line)
     click.echo(f"\n{total - failed} passed, {failed} failed")
     if failed:
         click.get_current_context().exit(EXIT_INVALID)

@@ -28,7 +28,7 @@ def load_engine(policy_paths: Sequence[str], config_path: str | None, seed: int 
         paths.append(config_path)
     policy_set = load_policy_set(paths)
     if not policy_set.valid:
-        raise UserError(render_text(policy_set.diagnostics, color=False))
+        raise UserError(render_text(policy_set.errors, color=False))
     configuration: dict[str, Any] | None = None
     chosen = [c for c in policy_set.configurations
               if config_path is not None and Path(c.source).resolve() == Path(

@@ -8,11 +8,16 @@ waiting at permit — or when ``horizon`` simulated seconds have passed. A pod w
 fail with the same Error while nothing in the cluster changes is not retried on every
 backoff: it waits for a change, as an unschedulable pod does, and is reported unscheduled
 with that Error.
+
+Progress (``on_progress``) counts the pending pods decided: bound, or given up for now
+(unschedulable, gated or unserved: waiting for a change no other pending pod may bring).
+A given-up pod that a cluster change sends back to the queue stays counted, so the count
+never goes down; the last report, at the end of the run, is the total.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +45,16 @@ class PodOutcome:
 
 
 @dataclass(frozen=True)
+class SimulationProgress:
+    decided: int  # pending pods bound or given up
+    total: int  # pending pods at the start
+    elapsed: float  # simulated seconds from the start
+
+
+ProgressCallback = Callable[[SimulationProgress], None]
+
+
+@dataclass(frozen=True)
 class Simulation:
     start: float
     end: float
@@ -52,18 +67,31 @@ class Simulation:
 
 
 def simulate(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Framework],
-             settings: EngineSettings, start: float,
-             horizon: float = DEFAULT_HORIZON) -> Simulation:
+             settings: EngineSettings, start: float, horizon: float = DEFAULT_HORIZON,
+             on_progress: ProgressCallback | None = None) -> Simulation:
+    """Run to quiescence; ``on_progress`` is called after every scheduling cycle and time
+    step, so it must be cheap (rate-limit any rendering)."""
     clock = SimulatedClock(start)
     backend = MemoryBackend([dict(o) for o in objects], clock)
     # a pod whose Error repeats with nothing changed waits for a change instead of being
     # retried with backoff until the horizon
     scheduler = Scheduler(backend, frameworks, settings, park_repeated_errors=True)
     pending_at_start = _pending_keys(objects)
+    total = len(pending_at_start)
+    decided = 0
+
+    def report() -> None:
+        nonlocal decided
+        if on_progress is not None:
+            decided = max(decided, total - min(total, _undecided(scheduler)))
+            on_progress(SimulationProgress(decided, total, clock.now() - start))
+
     while True:
         scheduler.sync()
+        report()
         while scheduler.schedule_one():
             scheduler.sync()
+            report()
         wakeup = scheduler.next_wakeup()
         pending = scheduler.queue.pending()
         busy = pending[ACTIVE] or pending[BACKOFF] or len(scheduler.waiting)
@@ -71,8 +99,18 @@ def simulate(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Fram
             break
         clock.advance_to(max(wakeup, clock.now()))
         scheduler.advance()
+    if on_progress is not None:
+        on_progress(SimulationProgress(total, total, clock.now() - start))
     return Simulation(start, clock.now(), _outcomes(scheduler, pending_at_start, start),
                       scheduler, backend)
+
+
+def _undecided(scheduler: Scheduler) -> int:
+    """Pods the run is still working on: ready to try, backing off, waiting at permit or
+    for their bind."""
+    pending = scheduler.queue.pending()
+    return (pending[ACTIVE] + pending[BACKOFF] + len(scheduler.waiting)
+            + len(scheduler.binds_in_flight))
 
 
 def _pending_keys(objects: Sequence[Mapping[str, Any]]) -> list[str]:

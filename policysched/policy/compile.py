@@ -9,13 +9,14 @@ from a document without any.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..cel import CelCompileError, Environment, compile_expression
+from ..cel import CelCompileError, Environment, Program, compile_expression
 from ..cel.types import (
     BOOL,
     BYTES,
@@ -29,7 +30,7 @@ from ..cel.types import (
     Type,
     list_of,
 )
-from . import messages, variables
+from . import messages, variables, warnings
 from .diagnostics import Diagnostic, DiagnosticKind
 from .documents import LoadedDocument
 from .model import (
@@ -133,12 +134,13 @@ def compile_policy(
     document: LoadedDocument, *, schema_valid: bool = True, checkpoint: Checkpoint | None = None
 ) -> tuple[Policy | None, list[Diagnostic]]:
     """Compile every CEL field of ``document``; the policy is built only when neither the
-    schema (``schema_valid``) nor the compilation found an error."""
+    schema (``schema_valid``) nor the compilation found an error. The diagnostics include
+    warnings (``warnings.py``), which do not prevent building."""
     compiler = _PolicyCompiler(document, build=schema_valid, checkpoint=checkpoint)
     compiler.run()
     if compiler.diagnostics or not schema_valid:
-        return None, compiler.diagnostics
-    return compiler.build(), []
+        return None, compiler.diagnostics + compiler.warnings
+    return compiler.build(), compiler.warnings
 
 
 def snake_case(name: str) -> str:
@@ -165,7 +167,9 @@ class _PolicyCompiler:
         self.document = document
         self.building = build  # build model objects (only for schema-valid documents)
         self.checkpoint = checkpoint
-        self.diagnostics: list[Diagnostic] = []
+        self.diagnostics: list[Diagnostic] = []  # errors
+        self.warnings: list[Diagnostic] = []
+        self.match_guards: frozenset[warnings.Key] = frozenset()
         value = document.value if isinstance(document.value, dict) else {}
         spec = value.get("spec")
         self.spec: dict[str, Any] = spec if isinstance(spec, dict) else {}
@@ -183,6 +187,8 @@ class _PolicyCompiler:
         match = self.spec.get("match")
         if isinstance(match, str):
             self.match = self.compile(("spec", "match"), "match", variables.MATCH, (BOOL,))
+            if self.match is not None:
+                self.match_guards = warnings.guards(self.match.program.tree)
         self.compile_variables()
         for point in ExtensionPoint:
             rules = self.spec.get(point.value)
@@ -325,11 +331,23 @@ class _PolicyCompiler:
             diagnostic = Diagnostic.at(yaml_document.origin, index, _KIND[e.kind.value], message)
             self.report(self.document.attribute(diagnostic, path))
             return None
+        self.warn_unguarded(path, program)
         position = yaml_document.origin.position(yaml_document.scalar_index(path, 0))
         return CelExpression(text=text, field=path_text(path), position=position, program=program)
 
     def report(self, diagnostic: Diagnostic) -> None:
         self.diagnostics.append(diagnostic)
+
+    def warn_unguarded(self, path: Path, program: Program) -> None:
+        """A warning per map key read that fails on objects without that key."""
+        yaml_document = self.document.yaml
+        for access in warnings.unguarded_accesses(program.tree, program.types,
+                                                  self.match_guards):
+            index = yaml_document.scalar_index(path, access.offset)
+            diagnostic = Diagnostic.at(yaml_document.origin, index, DiagnosticKind.ABSENT_KEY,
+                                       access.message())
+            self.warnings.append(dataclasses.replace(
+                self.document.attribute(diagnostic, path), severity="warning"))
 
     # -- result --------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -28,13 +28,18 @@ class DiagnosticKind(StrEnum):
     CEL_TYPE = "cel-type"
     CEL_COST = "cel-cost"
     CEL_ARGUMENT = "cel-argument"      # a literal the function refuses (invalid regex ...)
+    ABSENT_KEY = "absent-key"          # warning: a map key read that fails on objects without it
+
+
+Severity = Literal["error", "warning"]
 
 
 @dataclass(frozen=True)
 class Diagnostic:
-    """One error: what (``kind``, ``message``), where (``path``/``line``/``column``, the
-    source line for the caret) and in which ``policy``/``rule`` when known. ``origin``
-    names the ConfigMap key a policy was embedded in."""
+    """One error or warning (``severity``): what (``kind``, ``message``), where
+    (``path``/``line``/``column``, the source line for the caret) and in which
+    ``policy``/``rule`` when known. ``origin`` names the ConfigMap key a policy was
+    embedded in. Only errors make a policy unusable."""
 
     kind: DiagnosticKind
     message: str
@@ -45,6 +50,11 @@ class Diagnostic:
     rule: str | None = None
     line_text: str | None = None
     origin: str | None = None
+    severity: Severity = "error"
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
 
     @classmethod
     def at(
@@ -93,7 +103,12 @@ class Diagnostic:
     def headline(self) -> str:
         subject = self.subject
         middle = f" {subject}:" if subject else ""
-        return f"{self.location}:{middle} {self.message}"
+        return f"{self.location}:{middle} {self.label}{self.message}"
+
+    @property
+    def label(self) -> str:
+        """``"warning: "`` for a warning; errors are not labelled."""
+        return "" if self.is_error else f"{self.severity}: "
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +119,7 @@ class Diagnostic:
             "rule": self.rule,
             "message": self.message,
             "kind": self.kind.value,
+            "severity": self.severity,
             "origin": self.origin,
         }
 
@@ -123,7 +139,8 @@ def render_text(diagnostics: Iterable[Diagnostic], *, color: bool = False) -> st
                 click.style(f"{d.location}:", bold=True)
                 + click.style(subject, fg="cyan")
                 + " "
-                + click.style(d.message, fg="red")
+                + click.style(d.label, fg="yellow", bold=True)
+                + click.style(d.message, fg="red" if d.is_error else "yellow")
             )
         out.append(headline)
         if d.line_text is not None and d.column is not None:
@@ -146,7 +163,7 @@ def _indent_like(line: str, width: int) -> str:
 
 def render_json(diagnostics: Sequence[Diagnostic], **extra: Any) -> str:
     document: dict[str, Any] = {
-        "valid": not diagnostics,
+        "valid": not any(d.is_error for d in diagnostics),
         "errors": [d.to_json() for d in diagnostics],
     }
     document.update(extra)

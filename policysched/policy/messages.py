@@ -152,11 +152,17 @@ DEFAULT_FILTER_REASON = "node(s) didn't satisfy policy {policy}/{rule}"
 # --- validate --------------------------------------------------------------------------
 SUMMARY_VALID = "{policies} valid ({files})"
 SUMMARY_INVALID = "{errors} in {files}"
+SUMMARY_WARNINGS = "{summary}, {warnings}"
+UNGUARDED_MAP_KEY = (
+    "{access} fails with 'no such key' on objects without that {noun}; guard it: "
+    "`{guard} && {access} ...`, or read it with a default: `{optional}`"
+)
 COUNT = {
     "policy": ("policy", "policies"),
     "configuration": ("configuration", "configurations"),
     "file": ("file", "files"),
     "error": ("error", "errors"),
+    "warning": ("warning", "warnings"),
 }
 
 

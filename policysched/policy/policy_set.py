@@ -1,5 +1,5 @@
 """Load, validate and compile a set of policies: what ``validate`` checks and the
-scheduler runs. A set is only usable when it has no diagnostics."""
+scheduler runs. A set is only usable when it has no errors (warnings do not count)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,15 @@ class PolicySet:
 
     @property
     def valid(self) -> bool:
-        return not self.diagnostics
+        return not self.errors
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.is_error)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if not d.is_error)
 
     def policy(self, name: str) -> Policy | None:
         return next((p for p in self.policies if p.name == name), None)

@@ -93,7 +93,7 @@ def _configuration(config_path: str | None) -> dict[str, Any]:
 
     policy_set = load_policy_set([config_path])
     if not policy_set.valid:
-        raise UserError(render_text(policy_set.diagnostics, color=False))
+        raise UserError(render_text(policy_set.errors, color=False))
     found = policy_set.configurations
     return dict(found[0].value) if found else {}
 

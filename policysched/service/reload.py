@@ -358,7 +358,7 @@ class Reloader:
             loaded.extend(load_configmap(configmap, self.limits))
         policy_set = self._compiler.build(loaded, budget)
         if not policy_set.valid:
-            return self._rejection(policy_set.diagnostics, configmaps)
+            return self._rejection(policy_set.errors, configmaps)
         configuration = self.configuration
         if configuration is None and policy_set.configurations:
             if len(policy_set.configurations) > 1:

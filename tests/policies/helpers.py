@@ -31,7 +31,7 @@ MI = 1024**2
 def load(name: str) -> Policy:
     """The compiled policy of ``policies/<name>.yaml`` (it must validate cleanly)."""
     policy_set = load_policy_set([POLICIES / f"{name}.yaml"])
-    assert policy_set.diagnostics == (), policy_set.diagnostics
+    assert policy_set.errors == (), policy_set.errors
     [policy] = policy_set.policies
     return policy
 

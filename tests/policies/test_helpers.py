@@ -27,7 +27,7 @@ def test_node_view_has_every_declared_field() -> None:
 
 def test_library_validates() -> None:
     policy_set = load_policy_set([POLICIES])
-    assert policy_set.diagnostics == ()
+    assert policy_set.errors == ()
     assert len(policy_set.configurations) == 1
     assert {p.name for p in policy_set.policies} == {
         "coscheduling", "default-binder", "default-preemption", "delay", "image-locality",

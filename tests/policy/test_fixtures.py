@@ -53,8 +53,8 @@ def test_fixture_reports_exactly_the_expected_errors(name: str) -> None:
     expected = expectations(path)
     assert expected, f"{name} has no '# expect:' lines"
     policy_set = load_policy_set([path])
-    assert [d.headline() for d in policy_set.diagnostics] == expected
-    assert {d.kind for d in policy_set.diagnostics} == KINDS[name]
+    assert [d.headline() for d in policy_set.errors] == expected
+    assert {d.kind for d in policy_set.errors} == KINDS[name]
     assert policy_set.policies == () or name == "configmap-block.yaml"
 
 

@@ -50,9 +50,10 @@ MODELINE = "# yaml-language-server: $schema=../schemas/schedulingpolicy.schema.j
 
 
 def errors(text: str) -> list[str]:
-    """``line:col: subject: message`` of every diagnostic of ``text``."""
+    """``line:col: subject: message`` of every error of ``text`` (warnings:
+    test_warnings.py)."""
     policy_set = build_policy_set(load_text(text, "p.yaml"))
-    return [d.headline().removeprefix("p.yaml:") for d in policy_set.diagnostics]
+    return [d.headline().removeprefix("p.yaml:") for d in policy_set.errors]
 
 
 @pytest.mark.parametrize("kind", [POLICY_KIND, CONFIGURATION_KIND])
@@ -192,7 +193,7 @@ backoff: {initialSeconds: 1, maxSeconds: 10}
 leaderElection: {leaderElect: true, leaseName: policysched, namespace: kube-system}
 """
     policy_set = build_policy_set(load_text(text, "c.yaml"))
-    assert policy_set.diagnostics == ()
+    assert policy_set.errors == ()
     assert len(policy_set.configurations) == 1
     bad = text.replace("schedulerName: policysched", "schedulername: policysched")
     assert errors(bad) == ['9:3: unknown field "schedulername" (did you mean "schedulerName"?)']
