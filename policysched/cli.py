@@ -6,11 +6,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 import click
 
 from .cluster.binder import DEFAULT_PARALLEL_BINDS
 from .policy import render_json, render_text
+
+if TYPE_CHECKING:
+    from .commands.explain import Explanation
 
 EXIT_INVALID = 1
 
@@ -162,12 +166,25 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
 @_policies_option
 @_config_option
 @_now_option
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random choice between equally scored nodes (as simulate).")
+@click.option("--attempt", type=click.IntRange(min=1), default=None,
+              help="Explain this scheduling attempt of the pod (1-based). Default: the last.")
+@click.option("--node", "node_name", default=None,
+              help="Show only this node, with every rule's verdict and score.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Show this many nodes (0: all).")
+@click.option("--failed-only", is_flag=True, help="Show only the nodes a filter rejects.")
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table",
-              show_default=True)
+              show_default=True, help="json: every node, whatever the view options.")
 def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
-            config_path: str | None, now: float | None, output: str) -> None:
-    """Show, for one pod, each filter rule's verdict and each score (raw, normalised,
-    weighted) on every node, and the node the scheduler would choose."""
+            config_path: str | None, now: float | None, seed: int, attempt: int | None,
+            node_name: str | None, top: int, failed_only: bool, output: str) -> None:
+    """Show, for one pod, why each node passed or failed the filters and how it scored,
+    as the cluster was when the simulation (the same run as simulate) scheduled the pod.
+
+    The table has one row per node, the chosen node (*) first, then by score; above it,
+    how many nodes each filter rule rejected and why."""
     from .commands.explain import UnknownPod
     from .commands.explain import explain as run_explain
     from .commands.loading import UserError, load_cluster, load_engine
@@ -175,34 +192,70 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     if "/" not in pod_key:
         pod_key = f"default/{pod_key}"
     try:
-        engine = load_engine(policy_paths, config_path)
+        engine = load_engine(policy_paths, config_path, seed)
         objects, start = load_cluster(cluster_path, now)
-        result = run_explain(objects, engine.frameworks, engine.settings, start, pod_key)
+        result = run_explain(objects, engine.frameworks, engine.settings, start, pod_key,
+                             attempt)
     except (UserError, UnknownPod) as e:
         _fail(str(e))
         return
     if output == "json":
         click.echo(json.dumps(result.as_json(), indent=2))
         return
-    click.echo(f"pod {result.pod} (profile {result.profile})  preEnqueue: {result.pre_enqueue}"
-               f"  preFilter: {result.pre_filter}")
-    filter_rules = sorted({r for n in result.nodes for r in n.filters})
-    score_rules = sorted({r for n in result.nodes for r in n.scores})
-    rows: list[tuple[str, ...]] = [("NODE", *filter_rules, *score_rules, "TOTAL")]
-    for node in result.nodes:
-        rows.append((
-            node.node,
-            *(node.filters.get(r, "-") for r in filter_rules),
-            *(_score_cell(node.scores.get(r)) for r in score_rules),
-            "-" if node.total is None else str(node.total)))
-    click.echo(render_table(rows))
-    click.echo("scores are raw/normalised/weighted")
+    moment = (f"attempt {result.attempt} of {result.attempts} at {result.at:g}s"
+              if result.attempt else f"never attempted; the cluster at {result.at:g}s")
+    click.echo(f"pod {result.pod} (profile {result.profile}), {moment}\n"
+               f"preEnqueue: {result.pre_enqueue}\npreFilter: {result.pre_filter}")
     click.echo(f"chosen: {result.chosen}" if result.chosen else f"unschedulable: {result.message}")
+    if node_name is not None:
+        _explain_node(result, node_name)
+        return
+    rejections = result.rejections()
+    if rejections:
+        click.echo("filter rejections:")
+    for rule, count, reasons in rejections:
+        because = "; ".join(f"{reason} ({n})" if len(reasons) > 1 else reason
+                            for reason, n in reasons[:EXPLAIN_REASONS])
+        if len(reasons) > EXPLAIN_REASONS:
+            because += f"; {len(reasons) - EXPLAIN_REASONS} other reasons"
+        click.echo(f"  rule {rule} rejected {count} node{'s' * (count != 1)}: {because}")
+    nodes = [n for n in result.ordered() if not failed_only or not n.feasible]
+    shown = nodes if top == 0 else nodes[:top]
+    rows: list[tuple[str, ...]] = [("", "NODE", "VERDICT", "TOTAL", "RANK")]
+    for node in shown:
+        failure = node.failure
+        rows.append(("*" if node.node == result.chosen else "", node.node,
+                     "pass" if failure is None else f"{failure[0]}: {failure[1]}",
+                     "-" if node.total is None else str(node.total),
+                     "-" if node.rank is None else str(node.rank)))
+    if shown:
+        click.echo(render_table(rows))
+    if len(nodes) > len(shown):
+        click.echo(f"{len(nodes) - len(shown)} more nodes (--top 0 shows all; "
+                   "--node NAME shows one in full)")
 
 
-def _score_cell(score: tuple[float, float, int] | None) -> str:
-    if score is None:
-        return "-"
+EXPLAIN_REASONS = 3  # reasons shown per filter rule in explain's summary
+
+
+def _explain_node(result: Explanation, name: str) -> None:
+    node = next((n for n in result.nodes if n.node == name), None)
+    if node is None:
+        _fail(f"no node {name} in the cluster at that moment")
+        return
+    rank = "" if node.rank is None else f", rank {node.rank}"
+    click.echo(f"node {name}{' (chosen)' if name == result.chosen else ''}: "
+               f"{'feasible' if node.feasible else 'rejected'}"
+               f", total {'-' if node.total is None else node.total}{rank}")
+    rows: list[tuple[str, ...]] = [("RULE", "POINT", "RESULT")]
+    rows += [(rule, "filter", verdict) for rule, verdict in node.filters.items()]
+    rows += [(rule, "score", _score_cell(score)) for rule, score in node.scores.items()]
+    click.echo(render_table(rows))
+    if node.scores:
+        click.echo("scores are raw/normalised/weighted")
+
+
+def _score_cell(score: tuple[float, float, int]) -> str:
     raw, normalised, weighted = score
     return f"{raw:g}/{normalised:g}/{weighted}"
 

@@ -12,8 +12,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "policysched"
 
 # lowest first; a layer may import its own package and the layers before it. CEL is a
 # language of its own, below the model (whose quantities and int64 bounds are CEL's).
-LAYERS = ("errors", "cel", "model", "policy", "cache", "framework", "cluster", "service",
-          "commands", "cli")
+LAYERS = ("errors", "resources", "cel", "model", "policy", "cache", "framework", "cluster",
+          "service", "commands", "cli", "__main__")
 
 
 def module_name(path: Path) -> str:

@@ -1,7 +1,13 @@
 """``policysched explain``: every filter rule's verdict and every score, per node, for one
 pod — the table kube-scheduler never shows. A gate (preEnqueue) that refuses the pod, or a
 policy ``match`` that fails, is shown too: the pod is then not scheduled, whatever the
-nodes say."""
+nodes say.
+
+The pod is explained at the moment of decision: the simulation (the same run as
+``simulate``) is replayed, and the cluster is taken as it was at the pod's last scheduling
+attempt (or the one asked for), with the pods placed before it. ``chosen`` is the node that
+attempt chose. A pod never attempted (held by a gate, or served by no profile) is explained
+against the cluster at the end of the run."""
 
 from __future__ import annotations
 
@@ -9,12 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cluster.memory import MemoryBackend
-from ..framework.runtime import Framework
-from ..framework.scheduler import EngineSettings, Scheduler
+from ..cache.cache import Snapshot
+from ..framework.runtime import CycleState, Framework
+from ..framework.scheduler import Decision, EngineSettings, Scheduler
 from ..framework.status import Code, Status
-from ..model.clock import SimulatedClock
+from ..model.objects import PodInfo
 from ..policy import ExtensionPoint
+from .simulate import simulate
 
 PASS = "pass"
 
@@ -26,9 +33,16 @@ class NodeExplanation:
     scores: dict[str, tuple[float, float, int]] = field(default_factory=dict)
     total: int | None = None
 
+    rank: int | None = None  # 1 for the best total among the feasible nodes
+
     @property
     def feasible(self) -> bool:
         return all(v == PASS for v in self.filters.values())
+
+    @property
+    def failure(self) -> tuple[str, str] | None:
+        """The first filter rule that rejects the node, and its reason."""
+        return next(((r, v) for r, v in self.filters.items() if v != PASS), None)
 
 
 @dataclass
@@ -40,46 +54,112 @@ class Explanation:
     nodes: list[NodeExplanation]
     chosen: str | None
     message: str
+    attempt: int  # the attempt explained; 0: never attempted
+    attempts: int  # the pod's attempts in the whole run
+    at: float  # simulated seconds from the start
 
     def as_json(self) -> dict[str, Any]:
         return {
             "pod": self.pod, "profile": self.profile, "preEnqueue": self.pre_enqueue,
             "preFilter": self.pre_filter,
             "chosen": self.chosen, "message": self.message or None,
+            "attempt": self.attempt, "attempts": self.attempts, "at": self.at,
             "nodes": [{"node": n.node, "feasible": n.feasible, "filters": n.filters,
                        "scores": {r: {"raw": s[0], "normalized": s[1], "weighted": s[2]}
                                   for r, s in n.scores.items()},
-                       "total": n.total} for n in self.nodes],
+                       "total": n.total, "rank": n.rank} for n in self.nodes],
         }
+
+
+    def ordered(self) -> list[NodeExplanation]:
+        """The chosen node first, then the scored nodes best first, then the rest by
+        name."""
+        return sorted(self.nodes, key=lambda n: (
+            n.node != self.chosen, n.rank is None, n.rank or 0, n.node))
+
+    def rejections(self) -> list[tuple[str, int, list[tuple[str, int]]]]:
+        """Per filter rule: how many nodes it rejected (as their first failing rule), and
+        its reasons with their counts, most frequent first."""
+        by_rule: dict[str, dict[str, int]] = {}
+        for node in self.nodes:
+            failure = node.failure
+            if failure is not None:
+                reasons = by_rule.setdefault(failure[0], {})
+                reasons[failure[1]] = reasons.get(failure[1], 0) + 1
+        out = [(rule, sum(reasons.values()),
+                sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+               for rule, reasons in by_rule.items()]
+        return sorted(out, key=lambda item: (-item[1], item[0]))
 
 
 class UnknownPod(LookupError):
     pass
 
 
+@dataclass
+class _Moment:
+    """The explained attempt: the cluster and clock as they were, and what was decided."""
+
+    attempt: int
+    at: float
+    explanation: Explanation | None = None
+
+
 def explain(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Framework],
-            settings: EngineSettings, start: float, pod_key: str) -> Explanation:
-    backend = MemoryBackend([dict(o) for o in objects], SimulatedClock(start))
-    scheduler = Scheduler(backend, frameworks, settings)
-    scheduler.sync()
-    pod = scheduler.cache.pod(pod_key)
-    if pod is None:
+            settings: EngineSettings, start: float, pod_key: str,
+            attempt: int | None = None) -> Explanation:
+    """Explain ``pod_key`` at its last scheduling attempt, or at attempt ``attempt``
+    (1-based)."""
+    seen = _Moment(0, 0.0)
+
+    def observe(scheduler: Scheduler, fwk: Framework, state: CycleState, snapshot: Snapshot,
+                decision: Decision) -> None:
+        if state.pod.key != pod_key:
+            return
+        seen.attempt += 1
+        if attempt is None or seen.attempt == attempt:
+            seen.at = scheduler.clock.now() - start
+            seen.explanation = _explain(scheduler, fwk, state.pod, snapshot, decision)
+
+    run = simulate(objects, frameworks, settings, start, on_decision=observe)
+    if run.pod(pod_key) is None and run.scheduler.cache.pod(pod_key) is None:
         raise UnknownPod(f"no pod {pod_key} in the cluster file")
-    fwk = frameworks.get(pod.scheduler_name)
+    if attempt is not None and seen.explanation is None:
+        raise UnknownPod(f"pod {pod_key} had {seen.attempt} scheduling attempt(s), "
+                         f"not {attempt}")
+    result = seen.explanation
+    if result is None:  # never attempted: as the cluster is at the end of the run
+        result = _never_attempted(run.scheduler, pod_key)
+        seen.at = run.end - start
+    result.attempt = attempt or (seen.attempt if seen.explanation else 0)
+    result.attempts, result.at = seen.attempt, seen.at
+    return result
+
+
+def _never_attempted(scheduler: Scheduler, pod_key: str) -> Explanation:
+    pod = scheduler.cache.pod(pod_key)
+    assert pod is not None
+    fwk = scheduler.profiles.get(pod.scheduler_name)
     if fwk is None:
         raise UnknownPod(f"pod {pod_key} names schedulerName {pod.scheduler_name}, which no "
-                         f"profile serves (profiles: {', '.join(frameworks)})")
-    snapshot = scheduler.cache.snapshot()
+                         f"profile serves (profiles: {', '.join(scheduler.profiles)})")
+    return _explain(scheduler, fwk, pod, scheduler.cache.snapshot(), None)
+
+
+def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snapshot,
+             decision: Decision | None) -> Explanation:
+    """Every verdict and score for ``pod`` against ``snapshot``; ``decision`` is what the
+    attempt decided (None: the pod was never attempted)."""
     state = scheduler.cycle_state(pod, snapshot)
     gate = fwk.pre_enqueue(state)
     matched = fwk.check_matches(state)
     status = fwk.run_pre_filter(state)[0] if matched.is_success else matched
     rows = [NodeExplanation(n.name) for n in snapshot.nodes]
-    decision = scheduler.decide(fwk, scheduler.cycle_state(pod, snapshot), snapshot)
-    explanation = Explanation(pod_key, fwk.scheduler_name, _verdict(gate), _verdict(status),
-                              rows, decision.node, decision.message)
+    chosen, message = (None, "") if decision is None else (decision.node, decision.message)
     if not gate.is_success:
-        explanation.chosen, explanation.message = None, gate.message
+        chosen, message = None, gate.message
+    explanation = Explanation(pod.key, fwk.scheduler_name, _verdict(gate), _verdict(status),
+                              rows, chosen, message, 0, 0, 0.0)
     if not matched.is_success:  # which policies apply is unknown: no per-node detail
         return explanation
     for row, node in zip(rows, snapshot.nodes, strict=True):
@@ -100,6 +180,10 @@ def explain(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Frame
             row.total = totals[i] if i < len(totals) else None
             for rule_name, values in detail.items():
                 row.scores[rule_name] = values[i]
+        scored = [r.total for r in rows if r.total is not None]
+        for row in rows:  # equal totals share a rank
+            if row.total is not None:
+                row.rank = 1 + sum(1 for t in scored if t > row.total)
     return explanation
 
 

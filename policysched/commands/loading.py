@@ -11,13 +11,9 @@ from typing import Any
 
 from ..cluster.cluster_file import ClusterFileError, load_cluster_file, start_time
 from ..errors import UserError
-from ..framework.profiles import (
-    BUILTIN_POLICIES,
-    ConfigurationError,
-    Engine,
-    build_frameworks,
-)
+from ..framework.profiles import ConfigurationError, Engine, build_frameworks
 from ..policy import load_policy_set, render_text
+from ..resources import BUILTIN_POLICIES
 
 
 def load_engine(policy_paths: Sequence[str], config_path: str | None, seed: int = 0) -> Engine:

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from ..cluster.cluster_file import ClusterFileError, parse_cluster, start_time
-from ..framework.profiles import BUILTIN_POLICIES
+from ..resources import BUILTIN_POLICIES
 from .loading import UserError, load_cluster, load_engine
 from .simulate import simulate
 

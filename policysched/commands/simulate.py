@@ -21,10 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cache.cache import Snapshot
 from ..cluster.memory import MemoryBackend
 from ..framework.queue import ACTIVE, BACKOFF
-from ..framework.runtime import Framework
-from ..framework.scheduler import EngineSettings, Scheduler
+from ..framework.runtime import CycleState, Framework
+from ..framework.scheduler import Decision, EngineSettings, Scheduler
 from ..model.clock import SimulatedClock
 
 DEFAULT_HORIZON = 3600.0
@@ -53,6 +54,22 @@ class SimulationProgress:
 
 ProgressCallback = Callable[[SimulationProgress], None]
 
+DecisionObserver = Callable[[Scheduler, Framework, CycleState, Snapshot, Decision], None]
+"""Told of each scheduling cycle's decision, with the snapshot it was made against, before
+the cycle acts on it (``explain`` looks at the cluster as it was then)."""
+
+
+class _ObservedScheduler(Scheduler):
+    """A scheduler that tells ``observer`` each decision it makes."""
+
+    observer: DecisionObserver | None = None
+
+    def decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
+        decision = super().decide(fwk, state, snapshot)
+        if self.observer is not None:
+            self.observer(self, fwk, state, snapshot, decision)
+        return decision
+
 
 @dataclass(frozen=True)
 class Simulation:
@@ -68,14 +85,17 @@ class Simulation:
 
 def simulate(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Framework],
              settings: EngineSettings, start: float, horizon: float = DEFAULT_HORIZON,
-             on_progress: ProgressCallback | None = None) -> Simulation:
+             on_progress: ProgressCallback | None = None,
+             on_decision: DecisionObserver | None = None) -> Simulation:
     """Run to quiescence; ``on_progress`` is called after every scheduling cycle and time
-    step, so it must be cheap (rate-limit any rendering)."""
+    step, so it must be cheap (rate-limit any rendering); ``on_decision`` after every
+    scheduling cycle's decision."""
     clock = SimulatedClock(start)
     backend = MemoryBackend([dict(o) for o in objects], clock)
     # a pod whose Error repeats with nothing changed waits for a change instead of being
     # retried with backoff until the horizon
-    scheduler = Scheduler(backend, frameworks, settings, park_repeated_errors=True)
+    scheduler = _ObservedScheduler(backend, frameworks, settings, park_repeated_errors=True)
+    scheduler.observer = on_decision
     pending_at_start = _pending_keys(objects)
     total = len(pending_at_start)
     decided = 0

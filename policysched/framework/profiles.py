@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..cel.values import INT64_MAX
@@ -19,7 +18,6 @@ from .runtime import MAX_NODE_SCORE, Framework, PolicyInstance
 from .scheduler import EngineSettings
 
 DEFAULT_SCHEDULER_NAME = "policysched"
-BUILTIN_POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
 
 @dataclass(frozen=True)

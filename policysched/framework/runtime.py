@@ -143,19 +143,27 @@ def rule_message(rule: Rule, activation: Mapping[str, Any], default: str | None 
     """The rule's ``messageExpression`` (when it evaluates to a string), else ``message``,
     else ``default`` (by default "rejected by policy/rule"). A failing
     ``messageExpression`` is logged (``warn_once``)."""
-    expression = rule.message_expression
-    if expression is not None:
-        try:
-            value = expression.evaluate(activation)
-        except CelError as e:
-            value = None
-            warn_once(rule, expression, e.message)
-        if isinstance(value, str):
-            return value
+    value = expression_message(rule, activation)
+    if value is not None:
+        return value
     if rule.message:
         return rule.message
     return messages.RULE_REJECTED.format(rule=rule.qualified_name) if default is None \
         else default
+
+
+def expression_message(rule: Rule, activation: Mapping[str, Any]) -> str | None:
+    """The rule's ``messageExpression`` when it has one that evaluates to a string; a
+    failing one is logged (``warn_once``)."""
+    expression = rule.message_expression
+    if expression is None:
+        return None
+    try:
+        value = expression.evaluate(activation)
+    except CelError as e:
+        warn_once(rule, expression, e.message)
+        return None
+    return value if isinstance(value, str) else None
 
 
 class _Variables(dict[str, Any]):
@@ -727,12 +735,16 @@ def filter_rule_status(rule: FilterRule, act: Mapping[str, Any]) -> Status:
             policy=rule.policy, rule=rule.name, field="expression",
             text=rule.expression.summary,
             error=messages.WRONG_RESULT.format(expected="bool", got=value)))
-    return filter_rejection(rule)
+    return filter_rejection(rule, act)
 
 
-def filter_rejection(rule: FilterRule) -> Status:
-    """The status of a node where ``rule`` is false."""
-    reason = rule.reason or messages.FILTER_DEFAULT_REASON.format(rule=rule.qualified_name)
+def filter_rejection(rule: FilterRule, act: Mapping[str, Any] | None = None) -> Status:
+    """The status of a node where ``rule`` is false: its reason is the rule's
+    ``messageExpression`` evaluated on that node (``act``), else ``reason``, which
+    defaults to ``message``, then to a generic reason. Without ``act``: the static one."""
+    reason = None if act is None else expression_message(rule, act)
+    reason = reason or rule.reason or messages.FILTER_DEFAULT_REASON.format(
+        rule=rule.qualified_name)
     return unschedulable(rule.qualified_name, reason,
                          unresolvable=getattr(rule, "unresolvable", False))
 

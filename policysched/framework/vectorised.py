@@ -220,8 +220,11 @@ class NodeEvaluator:
                 return SUCCESS
             plan = plans[k]
             if plan.values[row] == FAIL:
-                assert plan.rejection is not None
-                return plan.rejection
+                assert plan.rejection is not None and isinstance(plan.rule, FilterRule)
+                if plan.rule.message_expression is None:
+                    return plan.rejection
+                return filter_rejection(plan.rule, fwk.node_activation(
+                    state, plan.instance, snapshot.nodes[row]))
             return plan.statuses[row]
 
         return first, errors, status

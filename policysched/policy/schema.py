@@ -1,7 +1,8 @@
 """JSON-Schema validation of loaded documents, with messages a person can act on.
 
 The schemas live in ``schemas/`` at the top of the project (editors use them too, through
-the ``yaml-language-server`` modeline of the shipped policies). jsonschema finds the errors;
+the ``yaml-language-server`` modeline of the shipped policies) and ship inside the package
+(``policysched.resources`` finds them). jsonschema finds the errors;
 this module turns each into one positioned diagnostic: an unknown field points at the key
 and suggests the closest valid one, a missing field points at the mapping that lacks it.
 """
@@ -12,18 +13,17 @@ import difflib
 import json
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path as FilePath
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
+from ..resources import SCHEMA_DIRECTORY
 from . import messages
 from .diagnostics import Diagnostic, DiagnosticKind
 from .documents import CONFIGURATION_KIND, POLICY_KIND, LoadedDocument
 from .yaml_documents import Path
 
-SCHEMA_DIRECTORY = FilePath(__file__).resolve().parents[2] / "schemas"
 SCHEMA_FILES = {
     POLICY_KIND: "schedulingpolicy.schema.json",
     CONFIGURATION_KIND: "schedulerconfiguration.schema.json",

@@ -24,8 +24,9 @@ from ..cluster.binder import DEFAULT_PARALLEL_BINDS
 from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS, KubeBackend
 from ..errors import UserError
 from ..framework.backend import Backend
-from ..framework.profiles import BUILTIN_POLICIES, Engine
+from ..framework.profiles import Engine
 from ..policy import load_policy_set, render_text
+from ..resources import BUILTIN_POLICIES
 from . import leader
 from .loop import LiveBackend, SchedulingLoop
 from .metrics import MetricsObserver, SchedulerMetrics

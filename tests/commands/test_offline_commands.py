@@ -208,3 +208,110 @@ def test_simulate_reports_the_gate_of_a_pod_held_at_pre_enqueue(tmp_path: Path) 
     (pod,) = json.loads(result.output)["pods"]
     assert pod["node"] is None and pod["attempts"] == 0
     assert "example.com/quota" in pod["message"], pod
+
+
+def two_node_cluster(tmp_path: Path, nodes: int = 0) -> str:
+    """A big and a small node; `first` (queued first) fills most of the big one, so
+    `second`, which the empty cluster would send to the big node, goes to the small one.
+    ``nodes`` more small nodes, each too small for `second`, pad the cluster."""
+    node = ("apiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\n"
+            "status: {{allocatable: {{cpu: '{cpu}', memory: 64Gi, pods: '110'}}}}\n")
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, creationTimestamp: "
+           "'2026-01-01T00:00:0{second}Z'}}\nspec: {{schedulerName: policysched, "
+           "containers: [{{name: c, resources: {{requests: {{cpu: '{cpu}'}}}}}}]}}\n")
+    docs = [node.format(name="big", cpu=8), node.format(name="small", cpu=4),
+            *(node.format(name=f"tiny-{i:02}", cpu=1) for i in range(nodes)),
+            pod.format(name="first", second=0, cpu=6), pod.format(name="second", second=1, cpu=3)]
+    path = tmp_path / "two.yaml"
+    path.write_text("---\n".join(docs))
+    return str(path)
+
+
+def explain_json(*args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(main, ["explain", *args, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    data: dict[str, Any] = json.loads(result.output)
+    return data
+
+
+def test_explain_names_the_node_simulate_chose_at_that_moment(tmp_path: Path) -> None:
+    cluster = two_node_cluster(tmp_path)
+    simulated = CliRunner().invoke(main, ["simulate", "--cluster", cluster, "-o", "json"])
+    placed = {p["name"]: p["node"] for p in json.loads(simulated.output)["pods"]}
+    assert placed == {"first": "big", "second": "small"}
+    data = explain_json("--cluster", cluster, "--pod", "second")
+    assert data["chosen"] == "small" and (data["attempt"], data["attempts"]) == (1, 1)
+    nodes = {n["node"]: n for n in data["nodes"]}
+    # the cluster as it was: `first` is on the big node, which no longer fits `second`
+    assert not nodes["big"]["feasible"] and nodes["small"]["rank"] == 1
+
+
+def test_explain_an_attempt_the_pod_did_not_have_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["explain", "--cluster", two_node_cluster(tmp_path),
+                                       "--pod", "second", "--attempt", "2"])
+    assert result.exit_code == 1 and "had 1 scheduling attempt(s), not 2" in result.output
+
+
+def test_explain_table_marks_the_chosen_node_and_summarises_rejections(
+        tmp_path: Path) -> None:
+    cluster = two_node_cluster(tmp_path, nodes=12)
+    result = CliRunner().invoke(main, ["explain", "--cluster", cluster, "--pod", "second"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "chosen: small" in lines
+    summary = lines[lines.index("filter rejections:") + 1:][:2]
+    assert summary == [
+        "  rule node-resources-fit/cpu-capacity rejected 12 nodes: Insufficient cpu",
+        "  rule node-resources-fit/cpu rejected 1 node: Insufficient cpu"]
+    header = next(i for i, line in enumerate(lines) if "VERDICT" in line)
+    assert lines[header + 1].split()[:2] == ["*", "small"]  # the chosen node first
+    assert len(lines) - header - 2 == 10  # --top 10 by default, then how many are left
+    assert lines[-1].startswith("4 more nodes")
+    data = explain_json("--cluster", cluster, "--pod", "second")
+    assert len(data["nodes"]) == 14  # json has every node, whatever the view
+
+
+def test_explain_views_one_node_all_nodes_and_failed_only(tmp_path: Path) -> None:
+    cluster = two_node_cluster(tmp_path, nodes=12)
+    base = ["explain", "--cluster", cluster, "--pod", "second"]
+    one = CliRunner().invoke(main, [*base, "--node", "big"])
+    assert one.exit_code == 0, one.output
+    assert "node big: rejected" in one.output
+    assert ["node-resources-fit/cpu", "filter", "Insufficient", "cpu"] in [
+        line.split() for line in one.output.splitlines()]
+    assert "tiny" not in one.output
+    chosen = CliRunner().invoke(main, [*base, "--node", "small"])
+    assert "node small (chosen): feasible, total" in chosen.output
+    assert "raw/normalised/weighted" in chosen.output
+    everything = CliRunner().invoke(main, [*base, "--top", "0"])
+    assert "more nodes" not in everything.output and "tiny-11" in everything.output
+    failed = CliRunner().invoke(main, [*base, "--failed-only", "--top", "0"])
+    rows = failed.output.split("VERDICT", 1)[1].splitlines()[1:]
+    assert len(rows) == 13 and not any("small" in row for row in rows)
+    missing = CliRunner().invoke(main, [*base, "--node", "nope"])
+    assert missing.exit_code == 1 and "no node nope" in missing.output
+
+
+PER_NODE_REASON = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: per-node}
+spec:
+  filter:
+  - name: only-small
+    expression: node.name == 'small'
+    messageExpression: "'reserved: ' + node.name"
+"""
+
+
+def test_explain_shows_a_filter_message_expression_and_caps_the_reasons(
+        tmp_path: Path) -> None:
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "p.yaml").write_text(PER_NODE_REASON)
+    cluster = two_node_cluster(tmp_path, nodes=4)
+    result = CliRunner().invoke(main, ["explain", "--cluster", cluster, "--policies",
+                                       str(tmp_path / "policies"), "--pod", "second"])
+    assert result.exit_code == 0, result.output
+    assert ("  rule per-node/only-small rejected 5 nodes: reserved: big (1); "
+            "reserved: tiny-00 (1); reserved: tiny-01 (1); 2 other reasons"
+            in result.output.splitlines()), result.output

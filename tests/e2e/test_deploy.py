@@ -206,6 +206,10 @@ def test_dockerfile() -> None:
     lines = [line.strip() for line in (DEPLOY / "Dockerfile").read_text().splitlines()
              if line.strip() and not line.lstrip().startswith("#")]
     assert lines[0] == "FROM python:3.11-slim"
+    copied = {source for line in lines if line.startswith("COPY ")
+              for source in line.split()[1:-1]}
+    # everything `pip install .` packages (pyproject.toml maps policies/ and schemas/ in)
+    assert {"pyproject.toml", "README.md", "policysched", "policies", "schemas"} <= copied
     assert any(line.startswith("RUN pip install .") for line in lines)
     user = next(line for line in lines if line.startswith("USER "))
     assert user.split()[1].split(":")[0] not in ("0", "root")

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from policysched.framework.profiles import BUILTIN_POLICIES
+from policysched.resources import BUILTIN_POLICIES
 from policysched.service.leader import LeaderElectionSettings, LeaderElector
 from policysched.service.metrics import SchedulerMetrics
 from policysched.service.reload import (

@@ -43,7 +43,7 @@ from policysched.cli import main
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.simulate import Simulation, simulate
 from policysched.framework.backend import BackendError
-from policysched.framework.profiles import BUILTIN_POLICIES, build_frameworks
+from policysched.framework.profiles import build_frameworks
 from policysched.framework.runtime import Framework
 from policysched.framework.scheduler import SCALAR, VECTORISED, EngineSettings
 from policysched.model.objects import (
@@ -53,6 +53,7 @@ from policysched.model.objects import (
     pod_resources,
 )
 from policysched.policy import Policy, build_policy_set, load_policy_set, load_text
+from policysched.resources import BUILTIN_POLICIES
 from tests.framework.test_tiers import START, random_node, random_pod
 from tests.mutation import (
     BOOL_POISON,

@@ -23,9 +23,9 @@ import yaml
 from policysched.cel.library import quantity
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
-from policysched.framework.profiles import BUILTIN_POLICIES
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
 from policysched.model.clock import SimulatedClock
+from policysched.resources import BUILTIN_POLICIES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "tiers"
 START = "2026-11-22T10:00:00Z"
@@ -324,3 +324,44 @@ def test_any_exception_in_a_rule_is_an_error_for_the_pods_it_applies_to(
             assert node is not None, key
         else:
             assert node is None and message == want, key
+
+
+DYNAMIC_REASON = """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: dynamic}
+spec:
+  filter:
+  - name: room
+    expression: node.name != 'node-0' && node.name != 'node-1'
+    reason: static reason
+    messageExpression: "'no room for ' + pod.name + ' on ' + node.name"
+  - name: broken-message
+    expression: node.name != 'node-2'
+    reason: the static reason when the expression fails
+    messageExpression: "pod.labels['absent']"
+"""
+
+
+def test_a_filter_reason_is_its_message_expression_on_that_node_in_both_tiers(
+        tmp_path: Path) -> None:
+    loaded = engine_with(tmp_path, DYNAMIC_REASON)
+    reasons = []
+    for evaluation in (SCALAR, VECTORISED):
+        s = scheduler(small_cluster(pods=1), evaluation, loaded)
+        fwk = s.profiles["policysched"]
+        snapshot = s.cache.snapshot()
+        state = s.cycle_state(s.cache.pending_pods()[0], snapshot)
+        if s.evaluator is None:
+            reasons.append([fwk.run_filter(state, n).message for n in snapshot.nodes])
+        else:
+            _, _, status_of = s.evaluator.filter(fwk, state, snapshot)
+            reasons.append([status_of(row).message for row in range(len(snapshot.nodes))])
+    assert reasons[0] == reasons[1] == [
+        "no room for pod-0 on node-0", "no room for pod-0 on node-1",
+        "the static reason when the expression fails"]
+    scalar, vectorised = (simulate(scheduler(small_cluster(pods=1), evaluation, loaded))
+                          for evaluation in (SCALAR, VECTORISED))
+    assert vectorised == scalar
+    message = scalar["default/pod-0"][1]
+    assert message is not None and "1 no room for pod-0 on node-0" in message, message
