@@ -73,10 +73,6 @@ LOG_STOPPING = "stopping (%s)"
 LOG_STOPPED = "stopped"
 LOG_OBSERVER_FAILED = "observer %r failed"
 LOG_TEARDOWN_FAILED = "extension teardown %r failed"
-LOG_NO_LEADER_MODULE = ("leader election was requested but policysched.service.leader is not "
-                        "available")
-LEADER_UNAVAILABLE = ("--leader-elect needs policysched.service.leader, which is not installed; "
-                      "run with --no-leader-elect (one replica only)")
 NO_KUBECONFIG = ("no cluster configuration: give --kubeconfig, run in a pod (in-cluster "
                  "config), or set $KUBECONFIG")
 BAD_KUBECONFIG = "cannot load kubeconfig {path}: {reason}"
