@@ -40,8 +40,9 @@ e2e: $(STAMP)
 conformance: $(STAMP)
 	$(BIN)/pytest -s tests/cel/test_conformance.py
 
-# Both benchmarks below, with shorter caps (about 20 minutes on 2 cores); writes
-# docs/benchmarks.md and ends with the summary lines (engine pods/s, speed-up, e2e ratios).
+# Both benchmarks below, with shorter caps and 1,000 pods for the cluster-wide e2e workloads
+# (about 25 minutes on 2 cores); writes docs/benchmarks.md and ends with the summary lines
+# (engine pods/s, speed-up, e2e ratios per workload).
 bench: $(STAMP)
 	$(BIN)/python bench/all.py
 
@@ -55,7 +56,9 @@ bench-engine: $(STAMP)
 	$(BIN)/python bench/engine.py
 
 # policysched and the reference kube-scheduler side by side on private local control planes
-# (KWOK nodes; ~6 min on 2 cores; a cold ~/.cache/policysched builds the binaries first).
+# (KWOK nodes), workloads basic, pod-anti-affinity and topology-spread, 2,000 pods each; a cold
+# ~/.cache/policysched builds the binaries first. Smaller: $(BIN)/python bench/e2e.py
+# --nodes 1000 --pods 500 --workloads topology-spread (see its --help).
 bench-e2e: $(STAMP)
 	$(BIN)/python bench/e2e.py
 

@@ -1,29 +1,45 @@
 """End-to-end benchmark: policysched and the reference kube-scheduler, side by side.
 
 A program, not a test: ``make bench-e2e`` (or ``python bench/e2e.py --nodes 1000 5000
---pods 2000``). For each node count it starts a private control plane with
-``deploy/local/cluster.sh`` in a temporary ``CLUSTER_DIR`` (etcd, kube-apiserver, KWOK; the
-nodes are scheduler_perf's: 4 CPU / 32 Gi / 110 pods, zones a/b/c, kept Ready by KWOK),
-then, one after the other and each on a fresh namespace:
+--pods 2000 --workloads basic pod-anti-affinity topology-spread``). For each node count it
+starts a private control plane with ``deploy/local/cluster.sh`` in a temporary
+``CLUSTER_DIR`` (etcd, kube-apiserver, KWOK; the nodes are scheduler_perf's: 4 CPU / 32 Gi /
+110 pods, kept Ready by KWOK), and on it runs each workload in turn — scheduler_perf's
+SchedulingBasic, SchedulingPodAntiAffinity and TopologySpreading by default, with the pod
+templates, node zones and init pods of ``bench/workloads.py`` (its docstring has the table):
 
-1. ``policysched run`` (the built-in configuration and policies, profile ``policysched``,
-   the admin kubeconfig — a benchmark needs no ServiceAccount) schedules M pods;
-2. it is stopped, the pods are deleted, and the reference kube-scheduler built from the same
-   Kubernetes release (``cluster.sh start-scheduler``, default profile) schedules M pods.
+1. the nodes' ``topology.kubernetes.io/zone`` labels are set as the workload wants
+   (round-robin: zone-a/b/c, or moon-1/2/3 for topology-spread; only nodes whose label
+   differs are patched, so the default order relabels once);
+2. the workload's init pods are created already bound (``spec.nodeName``, pod i on node
+   i mod N, in the init namespace: namespace-1, or sched-0 for anti-affinity) and the
+   benchmark waits until KWOK reports them Running, so neither scheduler's window pays for
+   that churn;
+3. ``policysched run`` (the built-in configuration and policies, profile ``policysched``,
+   the admin kubeconfig — a benchmark needs no ServiceAccount) schedules the measured pods
+   (``--pods``; anti-affinity: at most one per node free of init pods) in the measured
+   namespace (namespace-2, or sched-1);
+4. it is stopped, its pods are deleted, and the reference kube-scheduler built from the same
+   Kubernetes release (``cluster.sh start-scheduler``, default profile) schedules the same
+   pods, same names, same namespace, same init pods;
+5. both namespaces are emptied for the next workload.
 
 Both get the same client QPS/burst (``--qps``/``--burst``, scheduler_perf-like 5000/5000:
 ``policysched run --qps/--burst`` and the kube-scheduler's ``clientConnection``).
 
-Measured like scheduler_perf: the pods (100m / 500Mi, pause image) are created from a thread
-pool with keep-alive connections while the scheduler runs; a watch of the namespace records
-when each pod's ``spec.nodeName`` is first seen set. Reported: throughput (bound pods over the
-window first create → last bind, and per-second samples with scheduler_perf's
-SchedulingThroughput percentiles), create→bind latency p50/p99 (from the moment the create
-request was sent), the scheduler's peak RSS (``VmHWM``), and the CPU seconds each process
-used during the window (the scheduler's CPU per pod is the efficiency figure that does not
-depend on how busy the control plane is; "other processes" is the rest of the machine). A run
-that does not finish in ``--timeout`` seconds (or makes no progress for ``--stall`` seconds)
-is cut and reports how many pods were bound.
+Measured like scheduler_perf: the pods are created from a thread pool with keep-alive
+connections while the scheduler runs; a watch of the namespace records when each pod's
+``spec.nodeName`` is first seen set. Reported: throughput (bound pods over the window first
+create → last bind, and per-second samples with scheduler_perf's SchedulingThroughput
+percentiles), create→bind latency p50/p99 (from the moment the create request was sent), the
+scheduler's peak RSS (``VmHWM``), and the CPU seconds each process used during the window
+(the scheduler's CPU per pod is the efficiency figure that does not depend on how busy the
+control plane is; "other processes" is the rest of the machine). A run that does not finish
+in ``--timeout`` seconds (or makes no progress for ``--stall`` seconds) is cut and reports
+how many pods were bound. After each run the final pod → node map (init and measured pods)
+is checked (``workloads.placement_violations``): no node over its allocatable CPU, memory or
+pods, every DoNotSchedule spread constraint within its maxSkew, no required anti-affinity
+broken — the "constraints held" column.
 
 KWOK runs without node leases (``KWOK_NODE_LEASE_SECONDS=0``): with leases, kwok v0.7.0
 renews one Lease per node every 10 s *and* heartbeats node status every 20-25 s — about one
@@ -31,9 +47,11 @@ core of apiserver/etcd/kwok work at 1000 idle nodes, more than this 2-core machi
 Without, node status is refreshed every ~10 min, so nodes stay Ready at no cost and the
 schedulers see no node churn, as with scheduler_perf's static nodes.
 
-The output ends with one line per node count:
-``e2e throughput ratio policysched/kube-scheduler @N nodes: R``.
-For reuse: ``run(nodes, pods, ...)``, ``format_table(results)``, ``ratio_lines(results)``.
+The output ends with one line per node count and workload:
+``e2e throughput ratio policysched/kube-scheduler @N nodes: R`` for basic,
+``e2e throughput ratio policysched/kube-scheduler <workload> @N nodes: R`` for the others.
+For reuse: ``run(nodes, pods, workloads=...)`` (``pods``: one count, or one per workload),
+``format_table(results)``, ``ratio_lines(results)``.
 """
 
 from __future__ import annotations
@@ -46,7 +64,6 @@ import http.client
 import json
 import math
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -57,13 +74,14 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import yaml
+from workloads import WORKLOADS, ZONE, PodTemplate, Workload, placement_violations  # bench/
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER_SH = REPO / "deploy" / "local" / "cluster.sh"
@@ -73,12 +91,13 @@ BUILTIN_CONFIG = POLICIES / "scheduler-config.yaml"
 POLICYSCHED = "policysched"
 KUBE_SCHEDULER = "kube-scheduler"
 SCHEDULER_NAMES = {POLICYSCHED: "policysched", KUBE_SCHEDULER: "default-scheduler"}
-IMAGE = "registry.k8s.io/pause:3.10.1"
 MACHINE = "machine"  # cpu_snapshot's key for the whole machine's busy CPU seconds
 OTHERS = "other processes"  # the machine's busy CPU not used by any process above
 
 DEFAULT_NODES = (1000, 5000)
 DEFAULT_PODS = 2000
+# the default order relabels the nodes' zones once (topology-spread's moon-1/2/3 last)
+DEFAULT_WORKLOADS = ("basic", "pod-anti-affinity", "topology-spread")
 DEFAULT_QPS = 5000.0
 DEFAULT_BURST = 5000
 DEFAULT_WORKERS = 32  # pod-creating threads (one keep-alive connection each)
@@ -90,6 +109,8 @@ UP_ATTEMPTS = 2  # a start-up can lose a race for a port on a busy machine: one 
 READY_TIMEOUT = 600.0  # seconds for a scheduler to list the cluster and report ready
 STOP_TIMEOUT = 20.0
 DELETE_TIMEOUT = 300.0
+INIT_RUNNING_TIMEOUT = 120.0  # + 1 s per 20 init pods: KWOK marking them Running
+MERGE_PATCH = "application/merge-patch+json"
 PROGRESS_EVERY = 10.0  # seconds between progress lines on stderr
 # Rough memory need of a cluster (etcd, apiserver, kwok, one scheduler, this program), with
 # a margin: peaks measured at 5000 nodes were kube-apiserver 830, etcd 120, kwok 150,
@@ -122,9 +143,10 @@ def percentile(values: Sequence[float], p: float) -> float | None:
 
 @dataclass
 class SchedulerResult:
-    """One scheduler scheduling ``pods`` pods on ``nodes`` nodes."""
+    """One scheduler scheduling ``pods`` pods of ``workload`` on ``nodes`` nodes."""
 
     scheduler: str  # POLICYSCHED or KUBE_SCHEDULER
+    workload: str
     nodes: int
     pods: int
     created: int = 0
@@ -143,10 +165,16 @@ class SchedulerResult:
     burst: int = 0
     load_average: float = 0.0  # 1-minute load average at the end of the window
     code: str = ""  # which code ran: a digest of the policysched sources, or the binary
+    violations: list[str] | None = None  # placement_violations of the end state (None: unchecked)
 
     @property
     def complete(self) -> bool:
         return self.bound == self.pods
+
+    @property
+    def constraints_held(self) -> str:
+        """yes / no (the final placement checked), - (not checked)."""
+        return "-" if self.violations is None else "no" if self.violations else "yes"
 
     @property
     def throughput(self) -> float:
@@ -175,17 +203,17 @@ class SchedulerResult:
 
 
 @dataclass
-class NodeCountResult:
-    """Both schedulers at one node count, on one private cluster."""
+class WorkloadResult:
+    """Both schedulers on one workload, one after the other on the same cluster."""
 
+    workload: str
     nodes: int
-    pods: int
+    pods: int  # measured pods per scheduler (capped for anti-affinity)
+    init_pods: int
     runs: list[SchedulerResult] = field(default_factory=list)
-    problem: str = ""  # why this node count could not be measured (if it could not)
-    kube_version: str = ""  # the apiserver's /version gitVersion
-    versions: str = ""  # the cluster's pinned versions (cluster.env)
-    cluster_up_seconds: float = 0.0
-    control_plane_rss_mib: dict[str, float] = field(default_factory=dict)  # peak (VmHWM)
+    problem: str = ""  # why it could not be measured (completely)
+    setup_seconds: float = 0.0  # node labels, init pods created and Running
+    setup_note: str = ""
     wall_seconds: float = 0.0
 
     def result(self, scheduler: str) -> SchedulerResult | None:
@@ -208,6 +236,25 @@ class NodeCountResult:
             return None
         return a / b
 
+    @property
+    def measured(self) -> bool:
+        """Both schedulers bound every pod."""
+        return not self.problem and len(self.runs) == 2 and all(r.complete for r in self.runs)
+
+
+@dataclass
+class NodeCountResult:
+    """Every workload at one node count, on one private cluster."""
+
+    nodes: int
+    workloads: list[WorkloadResult] = field(default_factory=list)
+    problem: str = ""  # why this node count could not be measured (completely)
+    kube_version: str = ""  # the apiserver's /version gitVersion
+    versions: str = ""  # the cluster's pinned versions (cluster.env)
+    cluster_up_seconds: float = 0.0
+    control_plane_rss_mib: dict[str, float] = field(default_factory=dict)  # peak (VmHWM)
+    wall_seconds: float = 0.0
+
 
 # ------------------------------------------------------------------------------ the API
 
@@ -227,13 +274,15 @@ class Api:
         return http.client.HTTPSConnection(self.host, self.port, context=self.context,
                                            timeout=timeout)
 
-    def headers(self, body: bytes | None) -> dict[str, str]:
+    def headers(self, body: bytes | None,
+                content_type: str = "application/json") -> dict[str, str]:
         headers = {"Authorization": "Bearer " + self.token, "Accept": "application/json"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         return headers
 
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    def call(self, method: str, path: str, body: Any = None,
+             content_type: str = "application/json") -> tuple[int, Any]:
         """(status, decoded JSON body); retried on a broken connection."""
         data = None if body is None else (body if isinstance(body, bytes)
                                           else json.dumps(body).encode())
@@ -242,7 +291,7 @@ class Api:
             if conn is None:
                 conn = self.local.conn = self.connection()
             try:
-                conn.request(method, path, body=data, headers=self.headers(data))
+                conn.request(method, path, body=data, headers=self.headers(data, content_type))
                 response = conn.getresponse()
                 raw = response.read()
                 return response.status, (json.loads(raw) if raw else {})
@@ -254,9 +303,21 @@ class Api:
                 time.sleep(0.2)
         raise AssertionError("unreachable")
 
+    def list(self, path: str, query: str = "") -> list[dict[str, Any]]:
+        """Every item of a collection, in pages of 1000."""
+        items: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            page = self.must("GET", f"{path}?limit=1000{'&' + query if query else ''}"
+                             f"{'&continue=' + urllib.parse.quote(token) if token else ''}")
+            items += page.get("items", [])
+            token = page.get("metadata", {}).get("continue", "")
+            if not token:
+                return items
+
     def must(self, method: str, path: str, body: Any = None,
-             ok: tuple[int, ...] = (200, 201)) -> Any:
-        status, obj = self.call(method, path, body)
+             ok: tuple[int, ...] = (200, 201), content_type: str = "application/json") -> Any:
+        status, obj = self.call(method, path, body, content_type)
         if status not in ok:
             message = obj.get("message", obj) if isinstance(obj, dict) else obj
             raise BenchError(f"{method} {path}: HTTP {status}: {message}")
@@ -456,8 +517,14 @@ def cluster_down(cluster_dir: Path) -> None:
                    check=False)
 
 
+def kwok_nodes(api: Api) -> list[dict[str, Any]]:
+    """cluster.sh's KWOK nodes in the order it created them (kwok-node-0, -1, …)."""
+    items = api.list("/api/v1/nodes", "labelSelector=type%3Dkwok")
+    return sorted(items, key=lambda n: (len(n["metadata"]["name"]), n["metadata"]["name"]))
+
+
 def ready_nodes(api: Api) -> int:
-    items = api.must("GET", "/api/v1/nodes?labelSelector=type%3Dkwok").get("items", [])
+    items = kwok_nodes(api)
     return sum(1 for node in items for c in node.get("status", {}).get("conditions", [])
                if c.get("type") == "Ready" and c.get("status") == "True"
                and not node.get("spec", {}).get("taints"))
@@ -728,32 +795,29 @@ class _Expired(Exception):
     """The watch's resourceVersion is too old (410 Gone): list again."""
 
 
-def pod_body(name: str, namespace: str, scheduler_name: str) -> bytes:
-    """scheduler_perf's templates/pod-default.yaml."""
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "schedulerName": scheduler_name,
-            "terminationGracePeriodSeconds": 0,
-            "containers": [{
-                "name": "pause", "image": IMAGE, "ports": [{"containerPort": 80}],
-                "resources": {"limits": {"cpu": "100m", "memory": "500Mi"},
-                              "requests": {"cpu": "100m", "memory": "500Mi"}}}],
-        },
-    }).encode()
+def pod_body(template: PodTemplate, name: str, namespace: str, scheduler_name: str,
+             node: str | None = None) -> bytes:
+    """The create request of a bench/workloads.py ``template``'s pod for ``scheduler_name``,
+    deleted at once (grace period 0)."""
+    pod = template(name, namespace, node)
+    pod["metadata"].pop("creationTimestamp", None)  # the apiserver's to set
+    pod["spec"]["schedulerName"] = scheduler_name
+    pod["spec"]["terminationGracePeriodSeconds"] = 0
+    return json.dumps(pod).encode()
 
 
 @dataclass
 class Creator:
     """Creates ``count`` pods from a thread pool (one keep-alive connection per thread),
-    recording when each create request was sent and answered (``time.perf_counter``)."""
+    recording when each create request was sent and answered (``time.perf_counter``).
+    ``body(i, name)`` is the request body of pod ``i``."""
 
     api: Api
     namespace: str
-    scheduler_name: str
     count: int
     workers: int
+    body: Callable[[int, str], bytes]
+    prefix: str = "pod"
     sent: list[float] = field(default_factory=list)
     answered: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -764,9 +828,8 @@ class Creator:
         self.sent = [math.nan] * self.count
         self.answered = [math.nan] * self.count
 
-    @staticmethod
-    def name(i: int) -> str:
-        return f"pod-{i:06d}"
+    def name(self, i: int) -> str:
+        return f"{self.prefix}-{i:06d}"
 
     def start(self) -> Creator:
         self.thread = threading.Thread(target=self._run, name="pod-creator", daemon=True)
@@ -786,7 +849,7 @@ class Creator:
         def one(i: int) -> None:
             if self.cancelled.is_set():
                 return
-            body = pod_body(self.name(i), self.namespace, self.scheduler_name)
+            body = self.body(i, self.name(i))
             self.sent[i] = time.perf_counter()
             try:
                 status, obj = self.api.call("POST", path, body)
@@ -856,11 +919,72 @@ def control_plane_rss(cluster: Cluster) -> dict[str, float]:
     return peaks
 
 
-def create_namespace(api: Api, prefix: str) -> str:
-    name = f"{prefix}-{secrets.token_hex(3)}"
+# ------------------------------------------------------------------------------ workload set-up
+
+
+def ensure_namespace(api: Api, name: str) -> None:
     api.must("POST", "/api/v1/namespaces",
-             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
+             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+             ok=(201, 409))
+
+
+def label_nodes(api: Api, workload: Workload, workers: int) -> list[dict[str, Any]]:
+    """Give node i the zone ``workload.zone(i)`` (patching only the nodes whose zone
+    differs); returns the nodes, in order, as they are now."""
+    nodes = kwok_nodes(api)
+    stale = [i for i, node in enumerate(nodes)
+             if (node["metadata"].get("labels") or {}).get(ZONE) != workload.zone(i)]
+
+    def patch(i: int) -> None:
+        name = nodes[i]["metadata"]["name"]
+        nodes[i] = api.must("PATCH", f"/api/v1/nodes/{name}",
+                            {"metadata": {"labels": {ZONE: workload.zone(i)}}},
+                            content_type=MERGE_PATCH)
+
+    if stale:
+        progress(f"{workload.name}: labelling {len(stale)} nodes {ZONE}="
+                 f"{'/'.join(workload.zones)}")
+        with concurrent.futures.ThreadPoolExecutor(workers, "label") as pool:
+            list(pool.map(patch, stale))
+    return nodes
+
+
+def create_init_pods(api: Api, workload: Workload, nodes: Sequence[dict[str, Any]],
+                     workers: int) -> str:
+    """The workload's init pods, bound round-robin (pod i on node i mod N) by
+    ``spec.nodeName``; waits until KWOK reports them Running. Returns a caveat ("" if
+    none)."""
+    count = workload.init_pods(len(nodes))
+    if count == 0:
+        return ""
+    names = [node["metadata"]["name"] for node in nodes]
+    namespace = workload.init_namespace
+    progress(f"{workload.name}: creating {count} init pods in {namespace}")
+    creator = Creator(api, namespace, count, workers, lambda i, name: pod_body(
+        workload.init_pod, name, namespace, SCHEDULER_NAMES[KUBE_SCHEDULER],
+        names[i % len(names)]), prefix="init").start()
+    assert creator.thread is not None
+    creator.thread.join()
+    if creator.errors:
+        raise BenchError(f"{len(creator.errors)} of {count} init pods of {workload.name} "
+                         f"could not be created (first: {creator.errors[0]})")
+    deadline = time.monotonic() + INIT_RUNNING_TIMEOUT + count / 20
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    not_running = "fieldSelector=status.phase%21%3DRunning"
+    while api.must("GET", f"{path}?limit=1&{not_running}").get("items"):
+        if time.monotonic() > deadline:
+            left = len(api.list(path, not_running))
+            return (f"{left} of {count} init pods not yet Running when the first scheduler "
+                    f"started (KWOK still updating them)")
+        time.sleep(1.0)
+    return ""
+
+
+def workload_pods(api: Api, workload: Workload) -> list[dict[str, Any]]:
+    """The workload's init and measured pods, as they are now."""
+    return [pod for namespace in dict.fromkeys((workload.init_namespace,
+                                                workload.measured_namespace))
+            for pod in api.list(f"/api/v1/namespaces/{namespace}/pods")]
 
 
 def delete_pods(api: Api, namespace: str) -> None:
@@ -880,20 +1004,22 @@ def delete_pods(api: Api, namespace: str) -> None:
         time.sleep(0.5)
 
 
-def measure(cluster: Cluster, scheduler: RunningScheduler, nodes: int, pods: int, *,
-            workers: int, timeout: float, stall: float) -> tuple[SchedulerResult, str]:
-    """Create ``pods`` pods for ``scheduler`` on a fresh namespace and time their bindings;
-    returns the result and the namespace."""
-    label = scheduler.name
-    result = SchedulerResult(label, nodes, pods, ready_seconds=scheduler.ready_seconds,
-                             code=scheduler.code)
-    namespace = create_namespace(cluster.api, f"bench-{label}")
+def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, nodes: int,
+            pods: int, *, workers: int, timeout: float, stall: float) -> SchedulerResult:
+    """Create ``pods`` measured pods of ``workload`` for ``scheduler`` in the workload's
+    (empty) measured namespace and time their bindings."""
+    label = f"{scheduler.name} {workload.name}"
+    result = SchedulerResult(scheduler.name, workload.name, nodes, pods,
+                             ready_seconds=scheduler.ready_seconds, code=scheduler.code)
+    namespace = workload.measured_namespace
     watcher = BindWatcher(cluster.api, namespace).start()
     cpu_before = cpu_snapshot(cluster, scheduler)
     hwm = proc_status_kib(scheduler.pid, "VmHWM") or 0
     progress(f"{label} @{nodes} nodes: creating {pods} pods in {namespace} "
              f"({workers} threads)")
-    creator = Creator(cluster.api, namespace, SCHEDULER_NAMES[label], pods, workers).start()
+    scheduler_name = SCHEDULER_NAMES[scheduler.name]
+    creator = Creator(cluster.api, namespace, pods, workers, lambda i, name: pod_body(
+        workload.measured_pod, name, namespace, scheduler_name)).start()
     started = time.monotonic()
     last_progress, last_count, last_change = started, 0, started
     while True:
@@ -933,7 +1059,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, nodes: int, pods: int
     answered = [t for t in creator.answered if not math.isnan(t)]
     t0 = min(sent) if sent else time.perf_counter()
     bound = dict(watcher.bound)
-    index = {Creator.name(i): i for i in range(pods)}
+    index = {creator.name(i): i for i in range(pods)}
     result.created = len(answered)
     result.bound = len(bound)
     result.create_seconds = (max(answered) - t0) if answered else 0.0
@@ -960,26 +1086,33 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, nodes: int, pods: int
              f"{result.window_seconds:.1f} s → {result.throughput:.1f} pods/s "
              f"(creates: {result.create_rate:.0f} pods/s)"
              + (f" — {result.note}" if result.note else ""))
-    return result, namespace
+    return result
 
 
 # ------------------------------------------------------------------------------ the run
 
 
-def run(nodes: Sequence[int], pods: int, *, qps: float = DEFAULT_QPS,
+def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
+        workloads: Sequence[str] = DEFAULT_WORKLOADS, qps: float = DEFAULT_QPS,
         burst: int = DEFAULT_BURST, workers: int = DEFAULT_WORKERS,
         timeout: float = DEFAULT_TIMEOUT, stall: float = DEFAULT_STALL,
         keep: bool = False) -> list[NodeCountResult]:
-    """For each node count: a private cluster, policysched then kube-scheduler scheduling
-    ``pods`` pods each, the cluster stopped. A node count that cannot be measured gets a
-    ``problem`` instead of runs. The cluster directories are temporary (kept with
-    ``keep``: their logs)."""
+    """For each node count: a private cluster, on which each workload's pods (``pods``: per
+    workload, or the same count for all) are scheduled by policysched then kube-scheduler,
+    the cluster stopped. What cannot be measured gets a ``problem`` instead of runs. The
+    cluster directories are temporary (kept with ``keep``: their logs)."""
+    unknown = [name for name in workloads if name not in WORKLOADS]
+    if unknown:
+        raise BenchError(f"unknown workload {', '.join(unknown)} (one of "
+                         f"{', '.join(WORKLOADS)})")
+    counts = {name: pods if isinstance(pods, int) else pods.get(name, DEFAULT_PODS)
+              for name in workloads}
     build_binaries()
     base = Path(tempfile.mkdtemp(prefix="policysched-bench-e2e-"))
     results: list[NodeCountResult] = []
     try:
         for count in nodes:
-            results.append(run_node_count(base / f"nodes-{count}", count, pods, qps=qps,
+            results.append(run_node_count(base / f"nodes-{count}", count, counts, qps=qps,
                                           burst=burst, workers=workers, timeout=timeout,
                                           stall=stall))
     finally:
@@ -990,11 +1123,15 @@ def run(nodes: Sequence[int], pods: int, *, qps: float = DEFAULT_QPS,
     return results
 
 
-def run_node_count(cluster_dir: Path, nodes: int, pods: int, *, qps: float, burst: int,
-                   workers: int, timeout: float, stall: float) -> NodeCountResult:
-    """Both schedulers on one fresh cluster of ``nodes`` KWOK nodes."""
+def run_node_count(cluster_dir: Path, nodes: int, pods: Mapping[str, int], *, qps: float,
+                   burst: int, workers: int, timeout: float,
+                   stall: float) -> NodeCountResult:
+    """Every workload (``pods``: measured pods per workload, in order) on one fresh cluster
+    of ``nodes`` KWOK nodes."""
     started = time.monotonic()
-    outcome = NodeCountResult(nodes, pods)
+    outcome = NodeCountResult(nodes, [
+        WorkloadResult(name, nodes, WORKLOADS[name].measured_pods(nodes, count),
+                       WORKLOADS[name].init_pods(nodes)) for name, count in pods.items()])
     problem = memory_problem(nodes)
     if problem:
         outcome.problem = problem
@@ -1008,29 +1145,11 @@ def run_node_count(cluster_dir: Path, nodes: int, pods: int, *, qps: float, burs
         outcome.versions = (f"kube-apiserver and kube-scheduler {cluster.env['KUBE_VERSION']}, "
                             f"etcd {cluster.env['ETCD_VERSION']}, "
                             f"kwok {cluster.env['KWOK_VERSION']}")
-        order = ((POLICYSCHED, start_policysched), (KUBE_SCHEDULER, start_kube_scheduler))
-        for position, (label, start) in enumerate(order):
-            turn = time.monotonic()
-            ready = ready_nodes(cluster.api)
-            if ready < nodes:
-                raise BenchError(f"only {ready}/{nodes} KWOK nodes are Ready and untainted "
-                                 f"before the {label} run: this machine cannot keep {nodes} "
-                                 f"fake nodes (see {cluster_dir}/kwok.log)")
-            scheduler = start(cluster, qps, burst)
-            try:
-                result, namespace = measure(cluster, scheduler, nodes, pods,
-                                            workers=workers, timeout=timeout, stall=stall)
-                outcome.control_plane_rss_mib = control_plane_rss(cluster)
-            finally:
-                stopping = time.monotonic()
-                scheduler.stop()
-                progress(f"stopped {label} ({time.monotonic() - stopping:.1f} s)")
-            result.qps, result.burst = qps, burst
-            if position < len(order) - 1:  # the next scheduler starts on empty nodes
-                progress(f"deleting the {label} pods")
-                delete_pods(cluster.api, namespace)
-            result.wall_seconds = time.monotonic() - turn
-            outcome.runs.append(result)
+        for position, result in enumerate(outcome.workloads):
+            run_workload(cluster, result, qps=qps, burst=burst, workers=workers,
+                         timeout=timeout, stall=stall,
+                         clean_up=position < len(outcome.workloads) - 1)
+        outcome.control_plane_rss_mib = control_plane_rss(cluster)
     except BenchError as e:
         outcome.problem = str(e)
         progress(f"@{nodes} nodes: {e}")
@@ -1039,6 +1158,79 @@ def run_node_count(cluster_dir: Path, nodes: int, pods: int, *, qps: float, burs
             cluster_down(cluster_dir)
         outcome.wall_seconds = time.monotonic() - started
     return outcome
+
+
+SCHEDULERS = ((POLICYSCHED, start_policysched), (KUBE_SCHEDULER, start_kube_scheduler))
+
+
+def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst: int,
+                 workers: int, timeout: float, stall: float, clean_up: bool) -> None:
+    """One workload on ``cluster``: nodes labelled, init pods bound, then each scheduler
+    schedules the same measured pods (its pods deleted before the next one starts; one
+    that fails does not keep the other from running); with ``clean_up``, the workload's
+    pods are deleted at the end. Fills ``outcome``; a problem of this workload is recorded
+    there, a failed clean-up raises (the cluster is then in no state for the next one)."""
+    started = time.monotonic()
+    workload = WORKLOADS[outcome.workload]
+    problems: list[str] = []
+    try:
+        for namespace in (workload.init_namespace, workload.measured_namespace):
+            ensure_namespace(cluster.api, namespace)
+        node_objects = label_nodes(cluster.api, workload, workers)
+        outcome.setup_note = create_init_pods(cluster.api, workload, node_objects, workers)
+        outcome.setup_seconds = time.monotonic() - started
+        for position, (label, start) in enumerate(SCHEDULERS):
+            turn = time.monotonic()
+            result: SchedulerResult | None = None
+            try:
+                result = run_scheduler(cluster, start, workload, outcome.nodes, outcome.pods,
+                                       node_objects, qps=qps, burst=burst, workers=workers,
+                                       timeout=timeout, stall=stall)
+            except BenchError as e:
+                problems.append(f"{label}: {e}")
+                progress(f"{label} {workload.name} @{outcome.nodes} nodes: {e}")
+            if position < len(SCHEDULERS) - 1:  # the next scheduler starts on the init pods
+                progress(f"deleting the {label} pods")
+                delete_pods(cluster.api, workload.measured_namespace)
+            if result is not None:
+                result.wall_seconds = time.monotonic() - turn
+                outcome.runs.append(result)
+    except BenchError as e:
+        problems.append(str(e))
+        progress(f"{workload.name} @{outcome.nodes} nodes: {e}")
+    outcome.problem = "; ".join(problems)
+    if clean_up:
+        progress(f"deleting the {workload.name} pods")
+        for namespace in (workload.measured_namespace, workload.init_namespace):
+            delete_pods(cluster.api, namespace)
+    outcome.wall_seconds = time.monotonic() - started
+
+
+def run_scheduler(cluster: Cluster, start: Callable[[Cluster, float, int], RunningScheduler],
+                  workload: Workload, nodes: int, pods: int,
+                  node_objects: Sequence[dict[str, Any]], *, qps: float, burst: int,
+                  workers: int, timeout: float, stall: float) -> SchedulerResult:
+    """One scheduler started, measured on ``workload``'s pods, stopped; then the final
+    placement checked."""
+    ready = ready_nodes(cluster.api)
+    if ready < nodes:
+        raise BenchError(f"only {ready}/{nodes} KWOK nodes are Ready and untainted: this "
+                         f"machine cannot keep {nodes} fake nodes (see "
+                         f"{cluster.dir}/kwok.log)")
+    scheduler = start(cluster, qps, burst)
+    try:
+        result = measure(cluster, scheduler, workload, nodes, pods, workers=workers,
+                         timeout=timeout, stall=stall)
+    finally:
+        stopping = time.monotonic()
+        scheduler.stop()
+        progress(f"stopped {scheduler.name} ({time.monotonic() - stopping:.1f} s)")
+    result.qps, result.burst = qps, burst
+    result.violations = placement_violations(workload_pods(cluster.api, workload), node_objects)
+    if result.violations:
+        progress(f"{scheduler.name} {workload.name}: constraints broken: "
+                 + "; ".join(result.violations))
+    return result
 
 
 # ------------------------------------------------------------------------------ report
@@ -1053,41 +1245,52 @@ def _ratio(value: float | None) -> str:
 
 
 def format_table(results: Sequence[NodeCountResult]) -> str:
-    """One markdown table per node count (policysched, kube-scheduler, their ratio), with
-    the versions, the CPU each process used and any caveat below it."""
+    """One markdown table per node count (per workload: policysched, kube-scheduler, their
+    ratio), with the versions, the CPU each process used and any caveat below it."""
     out: list[str] = []
     for outcome in results:
-        out.append(f"### e2e: {outcome.nodes} nodes, {outcome.pods} pods")
+        sizes = ", ".join(f"{w.workload} {w.pods} pods (+{w.init_pods} init)"
+                          for w in outcome.workloads)
+        out.append(f"### e2e: {outcome.nodes} nodes — {sizes}")
         out.append("")
         if outcome.kube_version:
             out.append(f"Kubernetes {outcome.kube_version} (kube-apiserver /version); "
                        f"{outcome.versions}.")
             out.append("")
+        measured = [w for w in outcome.workloads if w.runs]
         if outcome.problem:
-            out.append(f"Not measured{' completely' if outcome.runs else ''}: "
-                       f"{outcome.problem}")
+            out.append(f"Not measured{' completely' if measured else ''}: {outcome.problem}")
             out.append("")
-        if not outcome.runs:
+        for w in outcome.workloads:
+            if w.problem:
+                out.append(f"{w.workload} not measured{' completely' if w.runs else ''}: "
+                           f"{w.problem}")
+                out.append("")
+        if not measured:
             continue
-        out.append("| scheduler | bound | throughput avg (pods/s) | per-second p50 / p90 / p99 "
-                   "(pods/s) | create→bind p50 (s) | create→bind p99 (s) | peak RSS (MiB) "
-                   "| scheduler CPU (ms/pod) | pod creates (pods/s) |")
-        out.append("|---|---|---|---|---|---|---|---|---|")
-        for r in outcome.runs:
-            out.append(
-                f"| {r.scheduler} | {r.bound}/{r.pods} | {r.throughput:.1f} "
-                f"| {_num(r.sample(50), 0)} / {_num(r.sample(90), 0)} / "
-                f"{_num(r.sample(99), 0)} | {_num(r.latency(50), 2)} "
-                f"| {_num(r.latency(99), 2)} | {_num(r.peak_rss_mib, 0)} "
-                f"| {_num(r.cpu_ms_per_pod, 2)} | {r.create_rate:.0f} |")
-        if len(outcome.runs) == 2:
-            out.append(f"| ratio policysched/kube-scheduler | "
-                       f"| {_ratio(outcome.ratio('throughput'))} | "
-                       f"| | {_ratio(outcome.ratio('p99'))} "
-                       f"| {_ratio(outcome.ratio('rss'))} | {_ratio(outcome.ratio('cpu'))} | |")
+        out.append("| workload | scheduler | bound | throughput avg (pods/s) | per-second p50 / "
+                   "p90 / p99 (pods/s) | create→bind p50 (s) | create→bind p99 (s) | peak RSS "
+                   "(MiB) | scheduler CPU (ms/pod) | pod creates (pods/s) | constraints held |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        for w in measured:
+            for r in w.runs:
+                out.append(
+                    f"| {w.workload} | {r.scheduler} | {r.bound}/{r.pods} | {r.throughput:.1f} "
+                    f"| {_num(r.sample(50), 0)} / {_num(r.sample(90), 0)} / "
+                    f"{_num(r.sample(99), 0)} | {_num(r.latency(50), 2)} "
+                    f"| {_num(r.latency(99), 2)} | {_num(r.peak_rss_mib, 0)} "
+                    f"| {_num(r.cpu_ms_per_pod, 2)} | {r.create_rate:.0f} "
+                    f"| {r.constraints_held} |")
+            if len(w.runs) == 2:
+                out.append(f"| {w.workload} | ratio policysched/kube-scheduler | "
+                           f"| {_ratio(w.ratio('throughput'))} | "
+                           f"| | {_ratio(w.ratio('p99'))} "
+                           f"| {_ratio(w.ratio('rss'))} | {_ratio(w.ratio('cpu'))} | | |")
         out.append("")
-        for r in outcome.runs:
-            out.append(_run_notes(r))
+        for w in measured:
+            out.append(_workload_notes(w))
+            for r in w.runs:
+                out.append(_run_notes(r))
         peaks = ", ".join(f"{name} {mib:.0f}" for name, mib in
                           outcome.control_plane_rss_mib.items())
         out.append(f"- cluster up {outcome.cluster_up_seconds:.0f} s (KWOK nodes without node "
@@ -1097,12 +1300,26 @@ def format_table(results: Sequence[NodeCountResult]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _workload_notes(w: WorkloadResult) -> str:
+    """The set-up of one workload below the table: init pods, node zones, time."""
+    workload = WORKLOADS[w.workload]
+    text = (f"- {w.workload} (scheduler_perf {workload.kube}): {w.init_pods} init pods bound "
+            f"round-robin in {workload.init_namespace}, measured pods in "
+            f"{workload.measured_namespace}; node zones {'/'.join(workload.zones)}; set-up "
+            f"(labels, init pods Running) {w.setup_seconds:.0f} s; the workload took "
+            f"{w.wall_seconds:.0f} s")
+    if w.setup_note:
+        text += f"; NOTE: {w.setup_note}"
+    return text
+
+
 def _run_notes(r: SchedulerResult) -> str:
-    """The details of one run below the table: window, creates, CPU by process."""
+    """The details of one run below the table: window, creates, CPU by process, any
+    constraint the final placement breaks."""
     cpu = ", ".join(f"{name} {seconds:.1f}" for name, seconds in
                     sorted(r.cpu_seconds.items(), key=lambda kv: -kv[1]) if seconds >= 0.05)
     busy = sum(r.cpu_seconds.values()) / r.window_seconds if r.window_seconds > 0 else 0.0
-    text = (f"- {r.scheduler}: window {r.window_seconds:.1f} s ({len(r.samples)} per-second "
+    text = (f"  - {r.scheduler}: window {r.window_seconds:.1f} s ({len(r.samples)} per-second "
             f"samples); creates took {r.create_seconds:.1f} s (per request p50 "
             f"{_num(r.create_latency_ms(50), 0)} ms, p99 {_num(r.create_latency_ms(99), 0)} ms);"
             f" CPU seconds in the window: {cpu} (≈{busy:.2f} of {os.cpu_count()} cores busy; "
@@ -1113,19 +1330,24 @@ def _run_notes(r: SchedulerResult) -> str:
             and r.throughput >= 0.9 * r.create_rate:
         text += ("; it kept up with the pod creates, so its throughput here is bounded by "
                  "the creation rate (the control plane), not by the scheduler")
+    if r.violations:
+        text += "; CONSTRAINTS BROKEN: " + "; ".join(r.violations)
     if r.note:
         text += f"; NOTE: {r.note}"
     return text
 
 
 def ratio_lines(results: Sequence[NodeCountResult]) -> list[str]:
-    """Exactly one line per node count (``n/a`` when it could not be measured)."""
+    """Exactly one line per node count and workload (``n/a`` when it could not be
+    measured); basic's keeps the name it had when it was the only workload."""
     lines = []
     for outcome in results:
-        ratio = outcome.ratio("throughput")
-        value = f"{ratio:.2f}" if ratio is not None else "n/a"
-        lines.append(f"e2e throughput ratio policysched/kube-scheduler "
-                     f"@{outcome.nodes} nodes: {value}")
+        for w in outcome.workloads:
+            ratio = w.ratio("throughput")
+            value = f"{ratio:.2f}" if ratio is not None else "n/a"
+            name = "" if w.workload == "basic" else f" {w.workload}"
+            lines.append(f"e2e throughput ratio policysched/kube-scheduler{name} "
+                         f"@{outcome.nodes} nodes: {value}")
     return lines
 
 
@@ -1146,7 +1368,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, nargs="+", default=list(DEFAULT_NODES),
                         help="node counts, one private cluster each (default: 1000 5000)")
     parser.add_argument("--pods", type=int, default=DEFAULT_PODS,
-                        help=f"pods per scheduler run (default {DEFAULT_PODS})")
+                        help="measured pods per scheduler run and workload (default "
+                             f"{DEFAULT_PODS}; anti-affinity: at most one per node free of "
+                             "init pods)")
+    parser.add_argument("--workloads", nargs="+", default=list(DEFAULT_WORKLOADS),
+                        choices=list(WORKLOADS),
+                        help="bench/workloads.py's workloads, in this order on each cluster "
+                             f"(default: {' '.join(DEFAULT_WORKLOADS)})")
     parser.add_argument("--qps", type=float, default=DEFAULT_QPS,
                         help="client QPS of both schedulers (default 5000)")
     parser.add_argument("--burst", type=int, default=DEFAULT_BURST,
@@ -1164,14 +1392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
     print(f"policysched e2e benchmark: nodes {' '.join(map(str, args.nodes))}, "
-          f"{args.pods} pods per scheduler; {machine()}", flush=True)
+          f"workloads {' '.join(args.workloads)}, {args.pods} pods per scheduler and "
+          f"workload; {machine()}", flush=True)
     print("policysched run: built-in configuration and policies (profile policysched), "
           "admin kubeconfig, no leader election; kube-scheduler: default profile; "
           f"both with client qps {args.qps:g} / burst {args.burst}\n", flush=True)
     try:
-        results = run(args.nodes, args.pods, qps=args.qps, burst=args.burst,
-                      workers=args.workers, timeout=args.timeout, stall=args.stall,
-                      keep=args.keep)
+        results = run(args.nodes, args.pods, workloads=args.workloads, qps=args.qps,
+                      burst=args.burst, workers=args.workers, timeout=args.timeout,
+                      stall=args.stall, keep=args.keep)
     except KeyboardInterrupt:
         progress("interrupted (clusters stopped)")
         return 130
@@ -1182,8 +1411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"total wall time: {time.monotonic() - started:.0f} s\n")
     for line in ratio_lines(results):
         print(line)
-    measured = all(not r.problem and len(r.runs) == 2 and all(run.complete for run in r.runs)
-                   for r in results)
+    measured = all(not r.problem and all(w.measured for w in r.workloads) for r in results)
     return 0 if measured else 1
 
 

@@ -9,48 +9,14 @@ library and configuration (``load_engine([], None)``, profile ``policysched``), 
 scheduled, pods/s and the p50 / p99 latency of one scheduling cycle (wall time of
 ``schedule_one``); then the speed-up of the vectorised tier over the reference tier.
 
-Workloads (kubernetes v1.34 ``test/integration/scheduler_perf``; pod templates copied from
-its ``templates/``: one ``pause`` container, port 80, requests = limits = 100m / 500Mi):
-
-=================  ===========================  ===================================================
-workload           scheduler_perf test case     measured pods / nodes
-=================  ===========================  ===================================================
-basic              SchedulingBasic              pod-default.yaml; nodes in 3 zones (zone-a/b/c) *
-node-affinity      SchedulingNodeAffinity       pod-with-node-affinity.yaml: required node affinity
-                                                ``topology.kubernetes.io/zone In [zone1, zone2]``;
-                                                every node labelled zone=zone1
-                                                (labelNodePrepareStrategy, one value)
-topology-spread    TopologySpreading            pod-with-topology-spreading.yaml: label
-                                                color=blue, one constraint on
-                                                topology.kubernetes.io/zone, **maxSkew 5** (the
-                                                template's value), DoNotSchedule, selector
-                                                color=blue; nodes zoned moon-1/2/3 round-robin
-pod-anti-affinity  SchedulingPodAntiAffinity    pod-with-pod-anti-affinity.yaml: label
-                                                color=green, required anti-affinity on
-                                                kubernetes.io/hostname selecting color=green in
-                                                namespaces sched-1 and sched-0; zones as basic *
-=================  ===========================  ===================================================
-
-\\* scheduler_perf's nodes for these two carry no zone label; ours keep the 3 zones of the
-standard shape (no policy reads them for these pods).
-
-Init pods. scheduler_perf creates and schedules pods before the measured ones (its
-``5000Nodes`` parameters): SchedulingBasic 1,000 default pods (nodes / 5),
-SchedulingNodeAffinity 5,000 node-affinity pods (one per node), TopologySpreading 5,000
-default pods (one per node; they do not match the selector, they only use resources),
-SchedulingPodAntiAffinity 1,000 anti-affinity pods in namespace sched-0 (nodes / 5; the
-measured pods go to sched-1 and must avoid them). The same ratios apply at every node count.
-What matters to the measured pods is where those pods are: the filters and scores read them
-(resources, and for anti-affinity the occupied hostnames; the spreading and affinity
-variables scan every pod). So the init pods are created *already bound* (``spec.nodeName``),
-round-robin over the nodes — pod i on node i mod N, which is where kube-scheduler's
-LeastAllocated / BalancedAllocation scoring puts identical pods on identical empty nodes — and
-every tier, the reference included, measures against the same cluster without spending time
-on the unmeasured phase. Init pods live in namespace ``namespace-1`` and measured pods in
-``namespace-2`` (scheduler_perf's per-operation namespaces), except for anti-affinity.
-Measured pods are all created pending up front, as scheduler_perf's createPods does; so the
-cluster-wide ``pods`` list the variables scan holds them too. Anti-affinity allows one
-color=green pod per node: its measured pods are capped at nodes - init pods.
+Workloads: scheduler_perf's SchedulingBasic, SchedulingNodeAffinity, TopologySpreading and
+SchedulingPodAntiAffinity (``bench/workloads.py`` has their pod templates, node zones and init
+pods, and says how each is built). The init pods are created already bound, so every tier,
+the reference included, measures against the same cluster without spending time on the
+unmeasured phase; the filters and scores read them (resources, and for anti-affinity the
+occupied hostnames; the spreading and affinity variables scan every pod). Measured pods are
+all created pending up front, as scheduler_perf's createPods does; so the cluster-wide
+``pods`` list the variables scan holds them too.
 
 Tiers:
 
@@ -96,11 +62,12 @@ import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reference import Coverage, ReferenceEvaluator  # bench/reference.py (bench/ on sys.path)
+from workloads import HOSTNAME, START, WORKLOADS, ZONE, Workload  # bench/workloads.py
 
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
@@ -108,103 +75,10 @@ from policysched.framework.scheduler import Scheduler
 from policysched.model.clock import SimulatedClock
 from policysched.model.objects import parse_timestamp
 
-START = "2026-11-22T10:00:00Z"
-PROFILE = "policysched"
 TIERS = ("reference", "scalar", "vectorised")
-ZONE = "topology.kubernetes.io/zone"
-HOSTNAME = "kubernetes.io/hostname"
 
 
 # --------------------------------------------------------------------------- workloads
-
-
-def _pod(name: str, namespace: str, *, labels: dict[str, str] | None = None,
-         node: str | None = None, **spec: Any) -> dict[str, Any]:
-    """scheduler_perf's pod-default.yaml with ``spec`` fields added."""
-    metadata: dict[str, Any] = {"name": name, "namespace": namespace,
-                                "creationTimestamp": START}
-    if labels:
-        metadata["labels"] = dict(labels)
-    body: dict[str, Any] = {
-        "schedulerName": PROFILE,
-        "containers": [{
-            "name": "pause", "image": "registry.k8s.io/pause:3.10.1",
-            "ports": [{"containerPort": 80}],
-            "resources": {"limits": {"cpu": "100m", "memory": "500Mi"},
-                          "requests": {"cpu": "100m", "memory": "500Mi"}},
-        }],
-        **spec,
-    }
-    if node is not None:
-        body["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": body}
-
-
-PodTemplate = Callable[[str, str, "str | None"], dict[str, Any]]
-
-
-def default_pod(name: str, namespace: str, node: str | None = None) -> dict[str, Any]:
-    """templates/pod-default.yaml"""
-    return _pod(name, namespace, node=node)
-
-
-def node_affinity_pod(name: str, namespace: str, node: str | None = None) -> dict[str, Any]:
-    """templates/pod-with-node-affinity.yaml"""
-    return _pod(name, namespace, node=node, affinity={"nodeAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{
-            "matchExpressions": [{"key": ZONE, "operator": "In",
-                                  "values": ["zone1", "zone2"]}]}]}}})
-
-
-def spreading_pod(name: str, namespace: str, node: str | None = None) -> dict[str, Any]:
-    """templates/pod-with-topology-spreading.yaml"""
-    return _pod(name, namespace, node=node, labels={"color": "blue"},
-                topologySpreadConstraints=[{
-                    "maxSkew": 5, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
-                    "labelSelector": {"matchLabels": {"color": "blue"}}}])
-
-
-def anti_affinity_pod(name: str, namespace: str, node: str | None = None) -> dict[str, Any]:
-    """templates/pod-with-pod-anti-affinity.yaml"""
-    return _pod(name, namespace, node=node, labels={"color": "green"}, affinity={
-        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
-            "labelSelector": {"matchLabels": {"color": "green"}},
-            "topologyKey": HOSTNAME,
-            "namespaces": ["sched-1", "sched-0"]}]}})
-
-
-@dataclass(frozen=True)
-class Workload:
-    name: str
-    kube: str  # the scheduler_perf test case it mirrors
-    zones: tuple[str, ...]  # topology.kubernetes.io/zone values, round-robin over nodes
-    init_per_node: float  # init pods per node (scheduler_perf's 5000Nodes parameters)
-    init_pod: PodTemplate
-    measured_pod: PodTemplate
-    init_namespace: str = "namespace-1"
-    measured_namespace: str = "namespace-2"
-    one_per_node: bool = False  # init + measured pods cannot exceed the node count
-
-    def init_pods(self, nodes: int) -> int:
-        return int(nodes * self.init_per_node)
-
-    def measured_pods(self, nodes: int, pods: int) -> int:
-        if self.one_per_node:
-            return max(0, min(pods, nodes - self.init_pods(nodes)))
-        return pods
-
-
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    Workload("basic", "SchedulingBasic", ("zone-a", "zone-b", "zone-c"), 0.2,
-             default_pod, default_pod),
-    Workload("node-affinity", "SchedulingNodeAffinity", ("zone1",), 1.0,
-             node_affinity_pod, node_affinity_pod),
-    Workload("topology-spread", "TopologySpreading", ("moon-1", "moon-2", "moon-3"), 1.0,
-             default_pod, spreading_pod),
-    Workload("pod-anti-affinity", "SchedulingPodAntiAffinity", ("zone-a", "zone-b", "zone-c"),
-             0.2, anti_affinity_pod, anti_affinity_pod, init_namespace="sched-0",
-             measured_namespace="sched-1", one_per_node=True),
-)}
 
 
 def cluster(workload: Workload, nodes: int, pods: int) -> list[dict[str, Any]]:
@@ -215,8 +89,7 @@ def cluster(workload: Workload, nodes: int, pods: int) -> list[dict[str, Any]]:
         objects.append({
             "apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "creationTimestamp": START,
-                         "labels": {HOSTNAME: name,
-                                    ZONE: workload.zones[i % len(workload.zones)]}},
+                         "labels": {HOSTNAME: name, ZONE: workload.zone(i)}},
             "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
         })
     for i in range(workload.init_pods(nodes)):

@@ -24,6 +24,9 @@ from .node_info import NodeInfo
 
 RowFunction = Callable[[NodeInfo], Any]
 LOG_LENGTH = 256  # refreshes remembered by ``changed_since``
+# columns kept: one per node-side expression part and per question aggregates ask (a
+# selector, a node affinity ...); beyond, the least recently used is dropped
+MAX_COLUMNS = 1024
 _NO_ROWS = np.zeros(0, np.int64)
 
 _DTYPE_KINDS = {np.dtype(np.int64): int, np.dtype(np.float64): float, np.dtype(np.bool_): bool}
@@ -36,6 +39,7 @@ class _Column:
     epoch: int  # the table's epoch when the values were last brought up to date
     data: Column
     index: dict[Any, int] | None = None  # freeze(value) -> code, for a FactorisedColumn
+    used: int = 0  # the table's epoch when last read
 
 
 class NodeTable:
@@ -99,9 +103,12 @@ class NodeTable:
         col = self._columns.get(key)
         if col is None:
             values = [_row(compute, n) for n in nodes]
-            col = _Column(compute, values, self.epoch, column_of(values))
+            col = _Column(compute, values, self.epoch, column_of(values), used=self.epoch)
+            if len(self._columns) >= MAX_COLUMNS:
+                del self._columns[min(self._columns, key=lambda k: self._columns[k].used)]
             self._columns[key] = col
             return col.data, col.values
+        col.used = self.epoch
         if col.epoch != self.epoch:
             stale = self.changed_since(col.epoch)
             if stale is None:  # not used for a long time: start over

@@ -237,6 +237,10 @@ class Evaluation:
                 left, right = (self.eval(a, local) for a in node.args)
                 found = _lookup(fn, left, right)
                 return found if found is not None else self.generic(node, local)
+        if isinstance(node, ast.Call):
+            called = self.columns(node, local)
+            if called is not None:
+                return called
         if isinstance(node, ast.Macro) and node.kind in (ast.ALL, ast.EXISTS) \
                 and node.target is not None and node.var2 is None:
             target = self.eval(node.target, local)
@@ -246,6 +250,21 @@ class Evaluation:
             init = self.eval(node.args[0], local)
             return self.eval(node.args[1], {**local, node.var: init})
         return self.generic(node, local)
+
+    def columns(self, node: ast.Call, local: Mapping[str, Value]) -> Value | None:
+        """A call to a function with a ``columns`` implementation, when it takes these
+        arguments (None: evaluate it some other way)."""
+        function = self.remainder.env.functions.get(node.function)
+        if function is None or function.columns is None:
+            return None
+        operands = ((node.target,) if node.target is not None else ()) + node.args
+        values = [self.eval(a, local) for a in operands]
+        if all(isinstance(v, Scalar) for v in values):
+            return None
+        if any(isinstance(v, Scalar) and v.error is not None for v in values):
+            return None
+        result: Value | None = function.columns(self.size, *values)
+        return result
 
     # -- logic ----------------------------------------------------------------------------
 

@@ -77,3 +77,8 @@ def fit_error(total: int, reasons: Iterable[str], pre_filter_message: str = "",
     if post_filter_message:
         text += f" {post_filter_message}"
     return text
+
+# --- aggregates ----------------------------------------------------------------------------
+AGGREGATE_UNKNOWN_NODE = "node {node} is not a node of this scheduling cycle"
+AGGREGATE_GROUP_BY = "groupBy must be a node label key (a string), got {value!r}"
+AGGREGATE_WEIGHT = "the weight of a weighted term must be an int, got {value!r}"

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cache.node_info import NodeInfo
 from ..cel import CelError
 from ..model.objects import PodInfo
+from ..model.selectors import PodAffinityTerm, SelectorError, pod_affinity_term
 from ..policy.model import (
+    Aggregate,
     BindRule,
     CelExpression,
     ExtensionPoint,
@@ -40,7 +42,7 @@ from ..policy.model import (
     Rule,
     ScoreRule,
 )
-from . import messages
+from . import aggregates, messages
 from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
 
 MAX_NODE_SCORE = 100
@@ -187,6 +189,63 @@ class _Variables(dict[str, Any]):
         return value
 
 
+class _Aggregates(dict[str, Any]):
+    """``aggregates`` of one policy for one pod: each computed on first use, then kept."""
+
+    def __init__(self, instance: PolicyInstance, base: Activation, state: CycleState) -> None:
+        super().__init__()
+        self._instance = instance
+        self._base = base
+        self._state = state
+
+    def __missing__(self, name: str) -> Any:
+        policy = self._instance.policy
+        spec = policy.aggregates_by_name.get(name)
+        view = self._state.cluster
+        if spec is None or view is None:
+            raise KeyError(name)
+
+        def evaluate(expression: CelExpression, extra: Mapping[str, Any]) -> Any:
+            activation = self._base.copy()
+            activation.update(extra)
+            return expression.evaluate(activation)
+
+        try:
+            value = aggregates.compute(spec, self._state.pod, view, evaluate,
+                                       _counted_terms(self._instance, spec),
+                                       id(self._instance))
+        except CelError as e:
+            raise CelError(f"aggregate {name} of policy {policy.name}: {e.message}") from None
+        self[name] = value
+        return value
+
+
+def _counted_terms(instance: PolicyInstance, spec: Aggregate) -> aggregates.CountedTerms:
+    """``termsOf`` of one counted pod: its terms by key, with their summed weights."""
+    expression = spec.terms_of
+
+    def terms(pod: PodInfo) -> dict[Hashable, tuple[PodAffinityTerm, int]]:
+        if expression is None:
+            return {}
+        found: dict[Hashable, tuple[PodAffinityTerm, int]] = {}
+        for item in expression.evaluate({"p": pod.view, "params": instance.params}):
+            weight, term = 1, item
+            if isinstance(item, dict) and "podAffinityTerm" in item:
+                term, given = item["podAffinityTerm"], item.get("weight")
+                if type(given) is not int:
+                    raise CelError(messages.AGGREGATE_WEIGHT.format(value=given))
+                weight = given
+            try:
+                parsed = pod_affinity_term(term, pod.namespace, pod.view["labels"])
+            except SelectorError as e:
+                raise CelError(str(e)) from None
+            before = found.get(parsed.key)
+            found[parsed.key] = (parsed, weight + (before[1] if before else 0))
+        return found
+
+    return terms
+
+
 @dataclass
 class CycleState:
     """What one scheduling attempt of one pod computes once and shares across points."""
@@ -202,6 +261,7 @@ class CycleState:
     parts: dict[Any, Any] = field(default_factory=dict)  # pod-side expression parts' values
     template: Any = None  # the pod's template, frozen (see framework.vectorised)
     reserved_counters: list[tuple[str, float]] = field(default_factory=list)
+    cluster: aggregates.ClusterView | None = None  # what aggregates read (no snapshot: none)
 
     def base(self, instance: PolicyInstance) -> Activation:
         """The pod-level activation of ``instance``'s expressions."""
@@ -212,6 +272,7 @@ class CycleState:
                               {"pods": self.pod_views, "nodes": self.node_views,
                                "podsWithAffinity": self.affinity_pod_views})
             base["variables"] = _Variables(instance, base)
+            base["aggregates"] = _Aggregates(instance, base, self)
             self._bases[instance.name] = base
         return base
 
@@ -433,9 +494,19 @@ class Framework:
     def run_filter(self, state: CycleState, node: NodeInfo,
                    rules: Sequence[tuple[PolicyInstance, Rule]] | None = None,
                    plan: list[tuple[FilterRule, dict[str, Any]]] | None = None) -> Status:
-        """The first failing filter rule's status for ``node`` (Success when all pass)."""
+        """The first failing filter rule's status for ``node`` (Success when all pass).
+        ``node`` may be a changed copy of a snapshot node (nominated pods added, victims
+        removed): the aggregates the rules read then count its pods."""
         if plan is None:
             plan = self.filter_plan(state, rules)
+        view = state.cluster
+        if view is not None and view.snapshot.node(node.name) is not node:
+            with view.what_if(node):
+                return self._run_filter(node, plan)
+        return self._run_filter(node, plan)
+
+    @staticmethod
+    def _run_filter(node: NodeInfo, plan: list[tuple[FilterRule, dict[str, Any]]]) -> Status:
         act: dict[str, Any] = {}
         current: dict[str, Any] | None = None
         for rule, base in plan:
@@ -840,6 +911,13 @@ def normalise(raw: Sequence[float], how: Normalization) -> list[float]:
     """kube-scheduler's NormalizeScore variants, to 0..100 (``raw`` is finite)."""
     if how is Normalization.NONE or not raw:
         return list(raw)
+    if how is Normalization.INVERSE:
+        ranked = [x for x in raw if x >= 0]
+        if not ranked:
+            return [0.0] * len(raw)
+        high, low = max(ranked), min(ranked)
+        return [(0.0 if x < 0 else float(MAX_NODE_SCORE) if not high
+                 else _truncated((high + low - x) * MAX_NODE_SCORE / high)) for x in raw]
     high, low = max(raw), min(raw)
     if max(high, -low) > HUGE:
         raw = [x * SHRINK for x in raw]

@@ -42,9 +42,11 @@ import numpy as np
 
 from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
+from ..cache.node_table import NodeTable
 from ..model.objects import PodInfo
 from ..policy.model import ExtensionPoint
 from . import messages
+from .aggregates import ClusterView
 from .backend import Backend, BackendError
 from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
 from .event_handlers import EventHandlers, PodRecord
@@ -146,7 +148,9 @@ class Scheduler:
         self._sort_errors: dict[str, Status] = {}  # pod → its queueSort keys' Error
         self.rng = random.Random(self.settings.seed)
         self._next_start_node = 0
-        self.evaluator = NodeEvaluator() if self.settings.evaluation == VECTORISED else None
+        self.table = NodeTable()  # per-node columns: the vectorised tier's and aggregates'
+        self.evaluator = (NodeEvaluator(self.table)
+                          if self.settings.evaluation == VECTORISED else None)
         self.queue = SchedulingQueue(
             self.clock.now,
             less=self._less,
@@ -170,6 +174,7 @@ class Scheduler:
         self.profiles.update(swapped)
         if self.evaluator is not None:
             self.evaluator.reset()
+        self.table.clear()
 
     # -- the queue's callbacks: queueSort, preEnqueue ----------------------------------------
 
@@ -280,7 +285,8 @@ class Scheduler:
 
     def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
         return CycleState(pod, int(self.clock.now()), snapshot.pod_views, snapshot.node_views,
-                          snapshot.pods_with_affinity_views)
+                          snapshot.pods_with_affinity_views,
+                          cluster=ClusterView(snapshot, self.table))
 
     # -- the scheduling cycle ----------------------------------------------------------------
 

@@ -55,13 +55,14 @@ from .runtime import (
     score_out_of_range,
     score_value,
 )
+from .runtime import normalise as runtime_normalise
 from .status import Code, Status
 
 NODE_ROOTS = frozenset({"node", "nodePods"})
 # what differs between two pods of one template (the rest of the pod view is the template)
 POD_IDENTITY = frozenset({"name", "uid", "creationTimestamp", "metadata", "status"})
 # what changes between two scheduling cycles without the pod changing
-CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity"})
+CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity", "aggregates"})
 POLICY_OWN = frozenset({"params", "variables"})  # what differs between two policies
 PASS, FAIL, OTHER = 1, 0, 2  # a filter rule's outcome on a node; OTHER: see ``statuses``
 
@@ -171,8 +172,8 @@ def template_of(state: CycleState) -> Any:
 class NodeEvaluator:
     """The vectorised filter and score of one scheduler (all its profiles)."""
 
-    def __init__(self) -> None:
-        self.table = NodeTable()
+    def __init__(self, table: NodeTable) -> None:
+        self.table = table
         self._plans: dict[tuple[int, int], _Plan] = {}
 
     def reset(self) -> None:
@@ -471,6 +472,8 @@ def _normalise(raw: np.ndarray, how: Normalization) -> np.ndarray:
     """``runtime.normalise`` on arrays (the same float operations, so the same results)."""
     if how is Normalization.NONE or not len(raw):
         return raw
+    if how is Normalization.INVERSE:  # few nodes score: the scalar arithmetic, exactly
+        return np.array(runtime_normalise(raw.tolist(), how), np.float64)
     high, low = float(raw.max()), float(raw.min())
     if max(high, -low) > HUGE:
         raw = raw * SHRINK

@@ -35,6 +35,7 @@ from .diagnostics import Diagnostic, DiagnosticKind
 from .documents import LoadedDocument
 from .model import (
     RULE_TYPES,
+    Aggregate,
     CelExpression,
     ExtensionPoint,
     FailurePolicy,
@@ -176,6 +177,8 @@ class _PolicyCompiler:
         params = self.spec.get("params")
         self.params: dict[str, Any] = params if isinstance(params, dict) else {}
         self.variable_types: dict[str, Type] = {}
+        self.aggregate_types: dict[str, Type] = {}
+        self.aggregates: list[Aggregate] = []
         self.match: CelExpression | None = None
         self.variables: list[Variable] = []
         self.rules: dict[ExtensionPoint, list[Rule]] = {}
@@ -190,6 +193,7 @@ class _PolicyCompiler:
             if self.match is not None:
                 self.match_guards = warnings.guards(self.match.program.tree)
         self.compile_variables()
+        self.compile_aggregates()
         for point in ExtensionPoint:
             rules = self.spec.get(point.value)
             if not isinstance(rules, list):
@@ -228,6 +232,55 @@ class _PolicyCompiler:
             self.variable_types[name] = expression.program.type if expression else DYN
             if expression is not None:
                 self.variables.append(Variable(name=name, expression=expression))
+
+    def compile_aggregates(self) -> None:
+        declared = self.spec.get("aggregates")
+        if not isinstance(declared, list):
+            return
+        first_line: dict[str, int] = {}
+        for i, item in enumerate(declared):
+            name = item.get("name") if isinstance(item, dict) else None
+            if not isinstance(name, str):
+                continue
+            path: Path = ("spec", "aggregates", i)
+            if name in first_line:
+                message = messages.DUPLICATE_AGGREGATE.format(name=name, line=first_line[name])
+                self.report(self.document.diagnostic((*path, "name"),
+                                                     DiagnosticKind.DUPLICATE_NAME, message))
+                continue
+            first_line[name] = self.document.yaml.position((*path, "name")).line
+            aggregate = self.compile_aggregate(path, name, item)
+            self.aggregate_types[name] = (list_of(variables.AGGREGATE_TYPE)
+                                          if "forEach" in item else variables.AGGREGATE_TYPE)
+            if aggregate is not None:
+                self.aggregates.append(aggregate)
+
+    def compile_aggregate(self, path: Path, name: str, item: dict[str, Any]
+                          ) -> Aggregate | None:
+        failed = len(self.diagnostics)
+
+        def field(key: str, expected: tuple[Type, ...] | None, at: Path = (),
+                  scope: Scope = variables.AGGREGATE) -> CelExpression | None:
+            full = (*path, *at, key)
+            if not isinstance(_get(self.document.value, full), str):
+                return None
+            label = messages.AGGREGATE_FIELD.format(name=name, field=".".join((*map(str, at), key)))
+            return self.compile(full, label, scope, expected)
+
+        nodes = ("nodes",)
+        built = dict(
+            for_each=field("forEach", (list_of(DYN),)),
+            pods=field("pods", None),
+            group_by=field("groupBy", (STRING,)),
+            node_affinity=field("matchingNodeAffinity", (BOOL,), nodes),
+            node_taints=field("toleratingTaints", (BOOL,), nodes),
+            node_labels=field("withLabels", (list_of(STRING),), nodes),
+            terms_of=field("termsOf", (list_of(DYN),), scope=variables.AGGREGATE_TERMS),
+        )
+        if not self.building or len(self.diagnostics) > failed:
+            return None
+        return Aggregate(name=name, position=self.document.yaml.position(path),
+                         skip_terminating=item.get("skipTerminating") is True, **built)
 
     def check_unique_names(self, point: ExtensionPoint, rules: list[Any]) -> None:
         first_line: dict[str, int] = {}
@@ -305,10 +358,11 @@ class _PolicyCompiler:
     # -- one expression ------------------------------------------------------------------
 
     def environment(self, scope: Scope) -> Environment:
-        key = f"{scope.name}/{len(self.variable_types)}"
+        key = f"{scope.name}/{len(self.variable_types)}/{len(self.aggregate_types)}"
         env = self._environments.get(key)
         if env is None:
-            env = variables.environment(scope, self.params, dict(self.variable_types))
+            env = variables.environment(scope, self.params, dict(self.variable_types),
+                                        dict(self.aggregate_types))
             self._environments[key] = env
         return env
 
@@ -362,6 +416,7 @@ class _PolicyCompiler:
             match=self.match,
             params=dict(self.params),
             variables=tuple(self.variables),
+            aggregates=tuple(self.aggregates),
             rules={point: tuple(rules) for point, rules in self.rules.items()},
             document=self.document.value,
         )

@@ -120,6 +120,10 @@ WHY_NO_NODE_MATCH = "the match condition is evaluated once per pod, before any n
 WHY_NO_NODE_VARIABLES = (
     "variables are computed once per pod, before any node is considered; use node in a rule"
 )
+WHY_NO_NODE_AGGREGATES = (
+    "an aggregate is computed once per pod over every node; read it in a rule with "
+    "aggregates.<name>.count(node)"
+)
 WHY_NO_NODE_QUEUE_SORT = "queueSort orders pods before any node is considered"
 WHY_NO_NODE_PRE_ENQUEUE = "preEnqueue runs before the pod is queued, before any node is considered"
 WHY_NO_NODE_PRE_FILTER = "preFilter runs once per pod before any node is considered"
@@ -141,10 +145,19 @@ UNAVAILABLE = {
     "victim": "in {where}: victim exists only in postFilter victims",
 }
 UNAVAILABLE["nodes"] = UNAVAILABLE["podsWithAffinity"] = UNAVAILABLE["pods"]
+UNAVAILABLE["aggregates"] = (
+    "in {where}: aggregates are read by rules (preFilter and later points); an aggregate's "
+    "fields may read variables, not the other way round"
+)
+UNAVAILABLE["item"] = "in {where}: item exists only in the fields of an aggregate with forEach"
+UNAVAILABLE["p"] = "in {where}: p exists only in an aggregate's termsOf"
 UNAVAILABLE_VARIABLES_IN_MATCH = (
     "in {where}: variables are computed only for pods the policy matches"
 )
 UNAVAILABLE_DEFAULT = "in {where}"
+
+AGGREGATE_FIELD = "aggregate {name} {field}"
+DUPLICATE_AGGREGATE = "aggregate {name} is already declared on line {line}"
 
 # --- defaults shown at run time ----------------------------------------------------------
 DEFAULT_FILTER_REASON = "node(s) didn't satisfy policy {policy}/{rule}"
@@ -173,3 +186,10 @@ def count(n: int, noun: str) -> str:
 # an exception other than a CEL error while evaluating an expression (policy.model)
 UNEXPECTED_ERROR = "unexpected {kind}: {error}"
 LOG_UNEXPECTED_ERROR = "%s `%s` raised an unexpected exception"
+
+# --- Kubernetes' matching functions (policy.kubernetes_functions): {reason} is the
+# model's SelectorError ("matchExpressions[0].operator: ...")
+INVALID_LABEL_SELECTOR = "invalid label selector: {reason}"
+INVALID_NODE_AFFINITY = "invalid node affinity: {reason}"
+INVALID_TOLERATION = "invalid toleration or taint: {reason}"
+INVALID_POD_AFFINITY_TERM = "invalid pod affinity term: {reason}"

@@ -52,6 +52,9 @@ class Normalization(StrEnum):
     MAX = "max"          # x * 100 / max
     REVERSE = "reverse"  # 100 - x * 100 / max
     MIN_MAX = "minmax"   # (x - min) * 100 / (max - min)
+    # (max + min - x) * 100 / max over the nodes scored x >= 0 (100 when max is 0), 0 for
+    # the others (PodTopologySpread's NormalizeScore: nodes it ignores score -1)
+    INVERSE = "inverse"
 
 
 class PermitOnFalse(StrEnum):
@@ -218,6 +221,30 @@ class Variable:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Aggregate:
+    """``aggregates.<name>`` (docs/architecture.md#aggregates): pods on nodes counted per
+    topology domain, computed at most once per pod and scheduling cycle.
+
+    Either ``pods`` (the pods the pod being scheduled selects: a PodAffinityTerm, or a
+    list of them that must all select a counted pod) grouped by the node label
+    ``group_by``, over the nodes ``node_affinity`` / ``node_taints`` / ``node_labels``
+    admit; or ``terms_of`` (the counted pods' own PodAffinityTerms, or weighted ones, that
+    select the pod being scheduled, each in the domain of its topologyKey). ``for_each``
+    makes one aggregate per element (``item``)."""
+
+    name: str
+    position: Position
+    for_each: CelExpression | None = None
+    pods: CelExpression | None = None
+    group_by: CelExpression | None = None
+    skip_terminating: bool = False
+    node_affinity: CelExpression | None = None
+    node_taints: CelExpression | None = None
+    node_labels: CelExpression | None = None
+    terms_of: CelExpression | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class Policy:
     """A compiled SchedulingPolicy. ``source`` is the file (or ``namespace/name[key]``) it
     came from, ``origin`` the ConfigMap key when it was embedded in one."""
@@ -230,6 +257,7 @@ class Policy:
     match: CelExpression | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     variables: tuple[Variable, ...] = ()
+    aggregates: tuple[Aggregate, ...] = ()
     rules: Mapping[ExtensionPoint, tuple[Rule, ...]] = field(default_factory=dict)
     document: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -240,6 +268,10 @@ class Policy:
     def variable_expressions(self) -> Mapping[str, CelExpression]:
         """The variables' expressions by name."""
         return {v.name: v.expression for v in self.variables}
+
+    @cached_property
+    def aggregates_by_name(self) -> Mapping[str, Aggregate]:
+        return {a.name: a for a in self.aggregates}
 
     @property
     def points(self) -> tuple[ExtensionPoint, ...]:

@@ -15,6 +15,11 @@ Variables (docs/architecture.md#the-variable-model):
 ``params``   the policy's parameters: one ``dyn`` field per key of ``spec.params``
 ``variables`` the policy's variables: one field per declared variable, typed by its
              expression
+``aggregates`` the policy's aggregates (``spec.aggregates``): one field per aggregate, a
+             ``policysched.Aggregate`` (a list of them with ``forEach``); not in
+             ``spec.variables`` nor where there is no cluster snapshot
+``item``     an element of an aggregate's ``forEach`` list (in its other fields)
+``p``        a pod counted by an aggregate with ``termsOf``
 ``a``, ``b`` Pod: the two pods compared by a queueSort ``less``
 ``victim``   Pod: the candidate victim in a postFilter ``victims`` expression
 ===========  ==================================================================
@@ -37,6 +42,9 @@ metadata, spec, status (dyn).
 hostIP, protocol (string), hostPort (int). ``Toleration``: key, operator, value, effect
 (string), tolerationSeconds (int). ``Taint``: key, value, effect (string).
 ``OwnerReference``: apiVersion, kind, name, uid (string), controller (bool).
+``policysched.LabelSelector``, ``NodeAffinity``, ``PreferredNodeAffinity``,
+``PodAffinityTerm``: opaque (no fields), the values of Kubernetes' matching functions
+(``kubernetes_functions``).
 
 Whoever builds the activation (the cache) must fill every declared field: a field the API
 object lacks is the empty string, 0, false, or an empty list/map (a toleration without an
@@ -54,6 +62,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..cel import Environment
+from ..cel.library import standard_library
+from ..cel.library.function import Function
 from ..cel.types import (
     BOOL,
     DYN,
@@ -64,7 +74,7 @@ from ..cel.types import (
     list_of,
     map_of,
 )
-from . import messages
+from . import aggregate_functions, kubernetes_functions, messages
 
 NOW = "now"
 POD = "pod"
@@ -78,17 +88,27 @@ VARIABLES = "variables"
 A = "a"
 B = "b"
 VICTIM = "victim"
+AGGREGATES = "aggregates"
+ITEM = "item"
+COUNTED_POD = "p"
 
 POD_TYPE = Type("policysched.Pod")
 NODE_TYPE = Type("policysched.Node")
 PARAMS_TYPE = Type("policysched.Params")
 VARIABLES_TYPE = Type("policysched.Variables")
+AGGREGATES_TYPE = Type("policysched.Aggregates")
+AGGREGATE_TYPE = aggregate_functions.AGGREGATE_TYPE
 CONTAINER_PORT_TYPE = Type("policysched.ContainerPort")
 HOST_PORT_TYPE = Type("policysched.HostPort")
 TOLERATION_TYPE = Type("policysched.Toleration")
 TAINT_TYPE = Type("policysched.Taint")
 OWNER_REFERENCE_TYPE = Type("policysched.OwnerReference")
 POD_GROUP_TYPE = Type("policysched.PodGroup")
+# opaque: values of Kubernetes' matching functions (kubernetes_functions), no fields
+LABEL_SELECTOR_TYPE = kubernetes_functions.LABEL_SELECTOR_TYPE
+NODE_AFFINITY_TYPE = kubernetes_functions.NODE_AFFINITY_TYPE
+PREFERRED_NODE_AFFINITY_TYPE = kubernetes_functions.PREFERRED_NODE_AFFINITY_TYPE
+POD_AFFINITY_TERM_TYPE = kubernetes_functions.POD_AFFINITY_TERM_TYPE
 
 RESOURCES = map_of(STRING, INT)
 
@@ -204,12 +224,15 @@ _TYPES: Mapping[str, Type] = {
     A: POD_TYPE,
     B: POD_TYPE,
     VICTIM: POD_TYPE,
+    AGGREGATES: AGGREGATES_TYPE,
+    ITEM: DYN,
+    COUNTED_POD: POD_TYPE,
 }
 
 _POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
 _CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY})
-_CLUSTER_LEVEL = _POD_LEVEL | _CLUSTER
-_NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS}
+_CLUSTER_LEVEL = _POD_LEVEL | _CLUSTER | {AGGREGATES}
+_NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS, AGGREGATES}
 
 
 @dataclass(frozen=True)
@@ -223,7 +246,11 @@ class Scope:
 
 
 MATCH = Scope("spec.match", frozenset({NOW, POD, PARAMS}), messages.WHY_NO_NODE_MATCH)
-VARIABLE = Scope("spec.variables", _CLUSTER_LEVEL, messages.WHY_NO_NODE_VARIABLES)
+VARIABLE = Scope("spec.variables", _POD_LEVEL | _CLUSTER, messages.WHY_NO_NODE_VARIABLES)
+AGGREGATE = Scope("spec.aggregates", _POD_LEVEL | _CLUSTER | {ITEM},
+                  messages.WHY_NO_NODE_AGGREGATES)
+AGGREGATE_TERMS = Scope("spec.aggregates termsOf", frozenset({COUNTED_POD, PARAMS}),
+                        messages.WHY_NO_NODE_AGGREGATES)
 QUEUE_SORT_LESS = Scope("queueSort less", frozenset({NOW, A, B, PARAMS}),
                         messages.WHY_NO_NODE_QUEUE_SORT)
 QUEUE_SORT_KEYS = Scope("queueSort keys", frozenset({NOW, POD, PARAMS}),
@@ -252,21 +279,35 @@ def unavailable_reason(variable: str, scope: Scope) -> str:
 
 
 def environment(
-    scope: Scope, params: Iterable[str] = (), variables: Mapping[str, Type] | None = None
+    scope: Scope, params: Iterable[str] = (), variables: Mapping[str, Type] | None = None,
+    aggregates: Mapping[str, Type] | None = None,
 ) -> Environment:
-    """The environment of one expression of a policy with these ``params`` keys and the
-    ``variables`` declared so far (name → result type)."""
+    """The environment of one expression of a policy with these ``params`` keys, the
+    ``variables`` declared so far and its ``aggregates`` (name → type)."""
     objects = dict(OBJECT_TYPES)
     objects[PARAMS_TYPE.name] = {name: DYN for name in params}
     objects[VARIABLES_TYPE.name] = dict(variables or {})
+    objects[AGGREGATES_TYPE.name] = dict(aggregates or {})
     return Environment(
         variables={name: _TYPES[name] for name in scope.declared},
+        functions=_functions(),
         objects=objects,
         size_hints=SIZE_HINTS,
         unavailable=_unavailable(scope),
         cost_limit=COST_LIMIT,
         runtime_cost_limit=COST_LIMIT,
     )
+
+
+@cache
+def _functions() -> Mapping[str, Function]:
+    """The standard library and the policy functions."""
+    functions = dict(standard_library())
+    functions["matches"] = kubernetes_functions.matches_extending(functions["matches"])
+    for function in (*aggregate_functions.FUNCTIONS, *kubernetes_functions.FUNCTIONS):
+        assert function.name not in functions, function.name
+        functions[function.name] = function
+    return functions
 
 
 @cache

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from policysched.cache.cache import has_pod_affinity
+from policysched.model.selectors import (
+    PodAffinityTerm,
+    pod_affinity_term,
+    required_node_affinity,
+    untolerated_taint,
+)
 from policysched.policy import ExtensionPoint, Policy, load_policy_set
+from policysched.policy.model import Aggregate
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -192,6 +199,114 @@ class _Variables(dict[str, Any]):
         return value
 
 
+@dataclass
+class BruteAggregate:
+    """An aggregate recomputed from the views, straight from kube-scheduler's definitions
+    (the engine's incremental ``framework.aggregates`` must agree with it)."""
+
+    counts: dict[tuple[str, str], int]  # (topology key, value) -> count
+    own: dict[str, int]  # node -> count on it
+    keys: tuple[str, ...]  # the topology keys counted
+    minimum_count: int = 0
+    domain_count: int = 0
+
+    def count(self, node: Mapping[str, Any]) -> int:
+        labels = node["labels"]
+        return sum(self.counts.get((k, labels[k]), 0) for k in self.keys if k in labels)
+
+    def on_node(self, node: Mapping[str, Any]) -> int:
+        return self.own.get(node["name"], 0)
+
+    def minimum(self) -> int:
+        return self.minimum_count
+
+    def domains(self) -> int:
+        return self.domain_count
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def count_column(self, size: int, node: Any) -> None:
+        return None
+
+    on_node_column = count_column
+
+
+def _terms(value: Any, owner: Mapping[str, Any]) -> list[tuple[PodAffinityTerm, int]]:
+    out = []
+    for item in value if isinstance(value, list) else [value]:
+        weight, term = 1, item
+        if isinstance(item, dict) and "podAffinityTerm" in item:
+            weight, term = item["weight"], item["podAffinityTerm"]
+        out.append((pod_affinity_term(term, owner["namespace"], owner["labels"]), weight))
+    return out
+
+
+def brute_aggregate(spec: Aggregate, base: Mapping[str, Any], cluster: Cluster,
+                    extra: Mapping[str, Any]) -> BruteAggregate:
+    """``spec`` for the pod of ``base`` (its activation) on ``cluster``."""
+    the_pod = base["pod"]
+    act = {**base, **extra}
+    if spec.terms_of is not None:
+        counts: dict[tuple[str, str], int] = {}
+        own: dict[str, int] = {}
+        for n in cluster.nodes:
+            for p in cluster.pods_on(n["name"]):
+                found = spec.terms_of.evaluate({"p": p, "params": base["params"]})
+                for term, weight in _terms(found, p):
+                    key = term.topology_key
+                    if key in n["labels"] and term.selects(the_pod["labels"],
+                                                           the_pod["namespace"]):
+                        domain = (key, n["labels"][key])
+                        counts[domain] = counts.get(domain, 0) + weight
+                        own[n["name"]] = own.get(n["name"], 0) + weight
+        return BruteAggregate(counts, own, tuple({k for k, _ in counts}))
+    assert spec.pods is not None and spec.group_by is not None
+    terms = [t for t, _ in _terms(spec.pods.evaluate(act), the_pod)]
+    key = spec.group_by.evaluate(act)
+    labels = [str(k) for k in spec.node_labels.evaluate(act)] if spec.node_labels else []
+    affinity = spec.node_affinity is not None and spec.node_affinity.evaluate(act) is True
+    taints = spec.node_taints is not None and spec.node_taints.evaluate(act) is True
+    required = required_node_affinity(the_pod["nodeSelector"], the_pod["affinity"])
+    own = {}
+    for n in cluster.nodes:
+        own[n["name"]] = sum(
+            1 for p in cluster.pods_on(n["name"])
+            if not (spec.skip_terminating and p["metadata"].get("deletionTimestamp"))
+            and all(t.selects(p["labels"], p["namespace"]) for t in terms))
+    counts = {}
+    for n in cluster.nodes:
+        if key not in n["labels"] or any(k not in n["labels"] for k in labels):
+            continue
+        if affinity and not required.matches(n["labels"], n["name"]):
+            continue
+        if taints and untolerated_taint(the_pod["tolerations"], n["taints"],
+                                        ("NoSchedule", "NoExecute")) is not None:
+            continue
+        domain = (key, n["labels"][key])
+        counts[domain] = counts.get(domain, 0) + own[n["name"]]
+    return BruteAggregate(counts, own, (key,), min(counts.values(), default=0), len(counts))
+
+
+class _Aggregates(dict[str, Any]):
+    """``aggregates`` of one policy for one pod, recomputed by ``brute_aggregate``."""
+
+    def __init__(self, policy: Policy, base: dict[str, Any], cluster: Cluster) -> None:
+        super().__init__()
+        self._policy, self._base, self._cluster = policy, base, cluster
+
+    def __missing__(self, name: str) -> Any:
+        spec = self._policy.aggregates_by_name[name]
+        value: Any
+        if spec.for_each is None:
+            value = brute_aggregate(spec, self._base, self._cluster, {})
+        else:
+            value = [brute_aggregate(spec, self._base, self._cluster, {"item": item})
+                     for item in spec.for_each.evaluate(self._base)]
+        self[name] = value
+        return value
+
+
 @dataclass(frozen=True)
 class Rejection:
     rule: str
@@ -216,6 +331,7 @@ class Harness:
             "podsWithAffinity": [p for p in pods if p["nodeName"] and has_pod_affinity(p)],
         }
         self.base["variables"] = _Variables(self.policy, self.base)
+        self.base["aggregates"] = _Aggregates(self.policy, self.base, self.cluster)
 
     @property
     def variables(self) -> dict[str, Any]:

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from .helpers import Cluster, Harness, kube_default_normalize, load, node, pod
+from policysched.model.selectors import required_node_affinity
+
+from .helpers import Cluster, Harness, kube_default_normalize, node, pod
 
 REASON = "node(s) didn't match Pod's node affinity/selector"
 ZONE = "topology.kubernetes.io/zone"
@@ -123,13 +125,15 @@ def test_no_preferred_terms_skips_scoring() -> None:
     assert not Harness("node-affinity", pod(), Cluster(nodes())).pre_score()
 
 
-def test_pod_topology_spread_copies_the_required_affinity_variables_verbatim() -> None:
-    """pod-topology-spread repeats these stages (policies cannot share variables): keep them
-    identical so that nodeAffinityPolicy Honor means what this filter means."""
-    ours = {v.name: v.expression.text for v in load("node-affinity").variables}
-    theirs = {v.name: v.expression.text for v in load("pod-topology-spread").variables}
-    shared = ["nodeSelectorKeys", "nodeSelectorValues", "hasRequired", "requiredTerms",
-              "requiredRequirements", "requiredTermIndices", "requiredOperatorCodes",
-              "requiredKeys", "requiredValueSets", "requiredNumbers"]
-    for name in shared:
-        assert theirs[name] == ours[name], name
+@pytest.mark.parametrize("requirement", [
+    expr(ZONE, "In", "zone-a", "zone-c"), expr("disk", "NotIn", "ssd"), expr("disk", "Exists"),
+    expr("disk", "DoesNotExist"), expr("cores", "Gt", "10"), expr("cores", "Lt", "10"),
+    expr("cores", "Gt", "x"), expr("cores", "Gt", "1", "2"), expr("disk", "Near", "ssd"),
+])
+def test_the_native_matcher_agrees(requirement: dict) -> None:
+    """pod-topology-spread's nodeAffinityPolicy Honor uses model.selectors: it must mean what
+    this filter means."""
+    affinity = required({"matchExpressions": [requirement]})
+    matcher = required_node_affinity({}, affinity)
+    native = [n["name"] for n in nodes() if matcher.matches(n["labels"], n["name"])]
+    assert native == fitting(affinity=affinity)

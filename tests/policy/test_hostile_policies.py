@@ -141,7 +141,8 @@ def _documents() -> tuple[tuple[str, dict[str, Any]], ...]:
 
 
 def mini_policy(rng: random.Random) -> dict[str, Any]:
-    """A shipped policy cut down to 1-3 of its rules (params, variables, match kept)."""
+    """A shipped policy cut down to 1-3 of its rules (params, variables, aggregates, match
+    kept)."""
     _, data = rng.choice(_documents())
     spec = data["spec"]
     rules = [(p, r) for p in POINTS for r in spec.get(p) or ()]
@@ -149,8 +150,9 @@ def mini_policy(rng: random.Random) -> dict[str, Any]:
     out_spec: dict[str, Any] = {k: v for k, v in spec.items() if k not in POINTS}
     for point, rule in chosen:
         out_spec.setdefault(point, []).append(dict(rule))
-    if "variables" in spec:
-        used = _used_variables(json.dumps([r for _, r in chosen]), spec["variables"])
+    if "variables" in spec:  # (aggregates, all kept, read variables too)
+        readers = [r for _, r in chosen] + spec.get("aggregates", [])
+        used = _used_variables(json.dumps(readers), spec["variables"])
         out_spec["variables"] = [v for v in spec["variables"] if v["name"] in used]
     return {"apiVersion": data["apiVersion"], "kind": data["kind"],
             "metadata": {"name": data["metadata"]["name"]}, "spec": _deep_copy(out_spec)}

@@ -41,6 +41,9 @@ class Function:
     when the call would fail at run time because of that argument (a bad regular expression,
     timestamp, quantity ...). This is what cel-go's regex / timestamp / duration literal
     validators do for Kubernetes.
+
+    ``columns`` lets the vectorised tier evaluate a call whose inputs differ on every node
+    (a lookup by ``node``) with array operations instead of one call per node.
     """
 
     name: str
@@ -51,3 +54,7 @@ class Function:
     doc: str = ""
     literal_check: Callable[[str], object] | None = None
     literal_arg: int = 0
+    # tier 3: the call over all nodes at once, given its arguments (receiver first) as
+    # ``cel.vector`` values; returns a column, or None to fall back to ``impl`` per
+    # distinct input. Must agree with ``impl`` node by node.
+    columns: Callable[..., Any] | None = None

@@ -165,6 +165,20 @@ def sqrt(x: Any) -> float:
     raise no_such_overload("math.sqrt", x)
 
 
+def ln(x: Any) -> float:
+    """The natural logarithm (Go's math.Log: NaN below 0, -Inf at 0); not in cel-go's math
+    library, needed for kube-scheduler's scores (PodTopologySpread's topology weight)."""
+    t = type(x)
+    if t is float or t is int or t is UInt:
+        v = float(x)
+        if math.isnan(v) or v < 0:
+            return math.nan
+        if v == 0:
+            return -math.inf
+        return math.inf if math.isinf(v) else math.log(v)
+    raise no_such_overload("math.ln", x)
+
+
 def is_inf(x: Any) -> bool:
     if type(x) is float:
         return math.isinf(x)
@@ -352,6 +366,15 @@ FUNCTIONS: list[Function] = [
             _unary("sqrt", "uint", (UINT,), DOUBLE),
         ),
         sqrt,
+    ),
+    Function(
+        "math.ln",
+        (
+            _unary("ln", "double", (DOUBLE,), DOUBLE),
+            _unary("ln", "int", (INT,), DOUBLE),
+            _unary("ln", "uint", (UINT,), DOUBLE),
+        ),
+        ln,
     ),
     _bit_pair("bitAnd", bit_and),
     _bit_pair("bitOr", bit_or),

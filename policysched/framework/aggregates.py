@@ -1,0 +1,335 @@
+"""Aggregates: pods counted per topology domain (docs/architecture.md#aggregates).
+
+A policy's ``spec.aggregates`` (``policy.model.Aggregate``) are computed at most once per
+pod and scheduling cycle, when a rule first reads ``aggregates.<name>``. Nothing is
+re-scanned per cycle: every per-node quantity is a column of the ``NodeTable``, which
+recomputes only the rows of the nodes that changed since it was last read (a bind changes
+one node), and a column is shared by every pod asking the same question (the same selector
+and namespaces). Per pod, the counts are then summed per domain with array operations.
+
+Kube-scheduler's PreFilterExtensions (AddPod / RemovePod) are what-if nodes here: a filter
+evaluated on a copy of a node with pods added (nominated pods) or removed (preemption's
+victims) sees the counts of that copy (``ClusterView.what_if``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..cache.cache import Snapshot
+from ..cache.node_info import NodeInfo
+from ..cache.node_table import NodeTable
+from ..cel import CelError
+from ..cel.vector import FactorisedColumn, NumericColumn
+from ..model.objects import PodInfo
+from ..model.selectors import (
+    PodAffinityTerm,
+    SelectorError,
+    pod_affinity_term,
+    required_node_affinity,
+    untolerated_taint,
+)
+from ..policy.model import Aggregate
+from . import messages
+
+HARD_EFFECTS = ("NoSchedule", "NoExecute")
+_SERIALS = itertools.count()
+
+
+@dataclass
+class ClusterView:
+    """What aggregates read in one scheduling cycle: the snapshot, the node table brought
+    up to date with it, and the node being evaluated as a what-if copy, if any."""
+
+    snapshot: Snapshot
+    table: NodeTable
+    what_if_node: NodeInfo | None = None
+
+    def __post_init__(self) -> None:
+        self.table.refresh(self.snapshot)
+
+    @contextmanager
+    def what_if(self, node: NodeInfo) -> Iterator[None]:
+        """Aggregates read while evaluating ``node``, a changed copy of a snapshot node,
+        count its pods instead of the snapshot's."""
+        previous, self.what_if_node = self.what_if_node, node
+        try:
+            yield
+        finally:
+            self.what_if_node = previous
+
+    def label_codes(self, key: str) -> tuple[np.ndarray, list[Any]]:
+        """Per row, a code for the node's value of label ``key`` (uniques[code] is the value,
+        None for nodes without the label)."""
+        column, _ = self.table.column(("label", key), lambda n: n.view["labels"].get(key))
+        if isinstance(column, FactorisedColumn):
+            return column.codes, column.uniques
+        uniques, codes = np.unique(column.data, return_inverse=True)
+        return codes.astype(np.int64), [v.item() for v in uniques]
+
+    def has_label(self, key: str) -> np.ndarray:
+        codes, uniques = self.label_codes(key)
+        return np.array([u is not None for u in uniques], bool)[codes]
+
+    def ints(self, key: Hashable, compute: Callable[[NodeInfo], int]) -> np.ndarray:
+        column, values = self.table.column(key, compute)
+        if isinstance(column, NumericColumn) and column.err is None \
+                and column.data.dtype == np.int64:
+            return column.data
+        return np.array([v if type(v) is int else 0 for v in values], np.int64)
+
+    def bools(self, key: Hashable, compute: Callable[[NodeInfo], bool]) -> np.ndarray:
+        column, values = self.table.column(key, compute)
+        if isinstance(column, NumericColumn) and column.data.dtype == np.bool_:
+            return column.data
+        return np.array([v is True for v in values], bool)
+
+
+@dataclass(eq=False)
+class AggregateValue:
+    """One aggregate for one pod: per snapshot row, the count in the node's domain
+    (``counts``) and on the node (``own``). ``adjust(node, row)`` gives the count, own
+    count and minimum with a what-if copy of a node. Equal only to itself, and never to a
+    later value (tier 4 compares pod-side values; a reused ``id`` must not match)."""
+
+    view: ClusterView
+    counts: np.ndarray
+    own: np.ndarray
+    minimum_count: int
+    domain_count: int
+    total_count: int
+    adjust: Callable[[NodeInfo, int], tuple[int, int, int]] = field(repr=False)
+    serial: int = field(default_factory=lambda: next(_SERIALS))
+
+    def __hash__(self) -> int:
+        return self.serial
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AggregateValue) and other.serial == self.serial
+
+    # -- CEL ------------------------------------------------------------------------------
+
+    def _row(self, node: Mapping[str, Any]) -> int | None:
+        row = self.view.snapshot.index.get(node.get("name", ""))
+        if row is None or self.view.snapshot.nodes[row].view is not node:
+            what_if = self.view.what_if_node
+            if what_if is not None and what_if.view is node:
+                return row
+            raise CelError(messages.AGGREGATE_UNKNOWN_NODE.format(node=node.get("name")))
+        return row
+
+    def _what_if(self, node: Mapping[str, Any]) -> tuple[int, int, int] | None:
+        what_if = self.view.what_if_node
+        if what_if is None or what_if.name != node.get("name"):
+            return None
+        row = self.view.snapshot.index.get(what_if.name)
+        if row is None:
+            return None
+        return self.adjust(what_if, row)
+
+    def count(self, node: dict[str, Any]) -> int:
+        adjusted = self._what_if(node)
+        if adjusted is not None:
+            return adjusted[0]
+        row = self._row(node)
+        return 0 if row is None else int(self.counts[row])
+
+    def on_node(self, node: dict[str, Any]) -> int:
+        adjusted = self._what_if(node)
+        if adjusted is not None:
+            return adjusted[1]
+        row = self._row(node)
+        return 0 if row is None else int(self.own[row])
+
+    def minimum(self) -> int:
+        what_if = self.view.what_if_node
+        if what_if is not None:
+            adjusted = self._what_if(what_if.view)
+            if adjusted is not None:
+                return adjusted[2]
+        return self.minimum_count
+
+    def domains(self) -> int:
+        return self.domain_count
+
+    def total(self) -> int:
+        return self.total_count
+
+    # -- tier 3 -----------------------------------------------------------------------------
+
+    def _aligned(self, size: int, node: Any) -> bool:
+        """Whether ``node`` is the ``node`` column of this snapshot (row i: node i)."""
+        nodes = self.view.snapshot.nodes
+        if self.view.what_if_node is not None or size != len(nodes) or not size \
+                or not isinstance(node, FactorisedColumn) or len(node.codes) != size:
+            return False
+        return all(node.uniques[node.codes[i]] is nodes[i].view for i in (0, size - 1))
+
+    def count_column(self, size: int, node: Any) -> NumericColumn | None:
+        return NumericColumn(self.counts, None) if self._aligned(size, node) else None
+
+    def on_node_column(self, size: int, node: Any) -> NumericColumn | None:
+        return NumericColumn(self.own, None) if self._aligned(size, node) else None
+
+
+# -- computing one aggregate ------------------------------------------------------------------
+
+Evaluate = Callable[[Any, Mapping[str, Any]], Any]  # (expression, extra activation) -> value
+
+
+CountedTerms = Callable[[PodInfo], Mapping[Hashable, tuple[PodAffinityTerm, int]]]
+
+
+def compute(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: Evaluate,
+            counted_terms: CountedTerms, owner: Hashable) -> AggregateValue | list[AggregateValue]:
+    """``aggregates.<name>`` for ``pod``: one value, or one per ``forEach`` item.
+    ``evaluate(expression, extra)`` evaluates one of the aggregate's fields with
+    ``extra`` (``item``) added to the pod's activation; ``counted_terms(p)`` gives the
+    terms of ``termsOf`` of a counted pod, by key (the same for every pod while the
+    ``owner`` of the aggregate, its policy instance, is)."""
+    if spec.terms_of is not None:
+        return _selecting_terms(pod, view, counted_terms, ("termsOf", owner, spec.name))
+    if spec.for_each is None:
+        return _selected_pods(spec, pod, view, evaluate, {})
+    items = evaluate(spec.for_each, {})
+    return [_selected_pods(spec, pod, view, evaluate, {"item": item}) for item in items]
+
+
+def _terms(value: Any, pod: PodInfo) -> tuple[PodAffinityTerm, ...]:
+    try:
+        if isinstance(value, list):
+            return tuple(pod_affinity_term(t, pod.namespace, pod.view["labels"]) for t in value)
+        return (pod_affinity_term(value, pod.namespace, pod.view["labels"]),)
+    except SelectorError as e:
+        raise CelError(str(e)) from None
+
+
+def _selected_pods(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: Evaluate,
+                   extra: Mapping[str, Any]) -> AggregateValue:
+    assert spec.pods is not None and spec.group_by is not None
+    terms = _terms(evaluate(spec.pods, extra), pod)
+    key = evaluate(spec.group_by, extra)
+    if type(key) is not str:
+        raise CelError(messages.AGGREGATE_GROUP_BY.format(value=key))
+    skip_terminating = spec.skip_terminating
+
+    def selected(p: PodInfo) -> bool:
+        return not (skip_terminating and p.deleting) and all(
+            t.selects(p.view["labels"], p.namespace) for t in terms)
+
+    def on(node: NodeInfo) -> int:
+        return sum(1 for p in node.pods.values() if selected(p))
+
+    own = view.ints(("pods", tuple(t.key for t in terms), skip_terminating), on)
+    codes, uniques = view.label_codes(key)
+    eligible = np.array([u is not None for u in uniques], bool)[codes]
+    if spec.node_labels is not None:
+        for label in evaluate(spec.node_labels, extra):
+            eligible &= view.has_label(str(label))
+    if spec.node_affinity is not None and evaluate(spec.node_affinity, extra) is True:
+        eligible &= _affinity_mask(pod, view)
+    if spec.node_taints is not None and evaluate(spec.node_taints, extra) is True:
+        eligible &= _toleration_mask(pod, view)
+
+    sums = np.bincount(codes[eligible], weights=own[eligible],
+                       minlength=len(uniques)).astype(np.int64)
+    present = np.zeros(len(uniques), bool)
+    present[codes[eligible]] = True
+    counts = np.where(present[codes], sums[codes], 0)
+    minimum = int(sums[present].min()) if present.any() else 0
+
+    def adjust(node: NodeInfo, row: int) -> tuple[int, int, int]:
+        mine = on(node)
+        code = int(codes[row])
+        if not present[code]:
+            return 0, mine, minimum
+        changed = sums.copy()
+        if eligible[row]:
+            changed[code] += mine - int(own[row])
+        return int(changed[code]), mine, int(changed[present].min())
+
+    return AggregateValue(view, counts, own, minimum, int(present.sum()),
+                          int(sums[present].sum()), adjust)
+
+
+def _affinity_mask(pod: PodInfo, view: ClusterView) -> np.ndarray:
+    try:
+        affinity = required_node_affinity(pod.view["nodeSelector"], pod.view["affinity"])
+    except SelectorError as e:
+        raise CelError(str(e)) from None
+    return view.bools(("node affinity", affinity.key),
+                      lambda n: affinity.matches(n.view["labels"], n.name))
+
+
+def _toleration_mask(pod: PodInfo, view: ClusterView) -> np.ndarray:
+    tolerations = pod.view["tolerations"]
+    key = tuple(tuple(sorted(t.items())) for t in tolerations)
+    return view.bools(("tolerated taints", key), lambda n: untolerated_taint(
+        tolerations, n.view["taints"], HARD_EFFECTS) is None)
+
+
+def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerms,
+                     key: Hashable) -> AggregateValue:
+    """``termsOf``: per row, the summed weights of the counted pods' terms that select
+    ``pod``, each in the domain of its own topology key."""
+
+    def weights(node: NodeInfo) -> tuple[tuple[Hashable, PodAffinityTerm, int], ...]:
+        found: dict[Hashable, tuple[PodAffinityTerm, int]] = {}
+        for p in node.pods.values():
+            for key, (term, weight) in counted_terms(p).items():
+                before = found.get(key)
+                found[key] = (term, weight + (before[1] if before else 0))
+        return tuple((k, t, w) for k, (t, w) in found.items())
+
+    column, values = view.table.column(key, weights)
+    for value in values:
+        if type(value) is CelError:
+            raise value
+    assert isinstance(column, FactorisedColumn)
+    labels, namespace = pod.view["labels"], pod.namespace
+    # per topology key: the weight of the selecting terms per distinct node value
+    by_key: dict[str, np.ndarray] = {}
+    for u, value in enumerate(column.uniques):
+        for topology_key, weight in _selecting(value, labels, namespace).items():
+            table = by_key.setdefault(topology_key, np.zeros(len(column.uniques), np.int64))
+            table[u] = weight
+    size = view.table.size
+    counts = np.zeros(size, np.int64)
+    own = np.zeros(size, np.int64)
+    labelled_by_key: dict[str, np.ndarray] = {}
+    for topology_key, table in by_key.items():
+        node_weights = table[column.codes]
+        codes, uniques = view.label_codes(topology_key)
+        labelled = labelled_by_key[topology_key] = np.array(
+            [u is not None for u in uniques], bool)[codes]
+        sums = np.bincount(codes[labelled], weights=node_weights[labelled],
+                           minlength=len(uniques)).astype(np.int64)
+        counts += np.where(labelled, sums[codes], 0)
+        own += np.where(labelled, node_weights, 0)
+
+    def adjust(node: NodeInfo, row: int) -> tuple[int, int, int]:
+        """A what-if copy changes the weights of its own domains by the difference."""
+        before = _selecting(values[row], labels, namespace)
+        after = _selecting(weights(node), labels, namespace)
+        delta = sum(after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)
+                    if k in node.view["labels"])
+        return int(counts[row]) + delta, int(own[row]) + delta, 0
+
+    return AggregateValue(view, counts, own, 0, 0, int(own.sum()), adjust)
+
+
+def _selecting(weights: tuple[tuple[Hashable, PodAffinityTerm, int], ...],
+               labels: Mapping[str, str], namespace: str) -> dict[str, int]:
+    """The weights of the terms selecting the pod, summed per topology key."""
+    out: dict[str, int] = {}
+    for _, term, weight in weights:
+        if weight and term.selects(labels, namespace):
+            out[term.topology_key] = out.get(term.topology_key, 0) + weight
+    return out
+
