@@ -40,6 +40,7 @@ class _Column:
     data: Column
     index: dict[Any, int] | None = None  # freeze(value) -> code, for a FactorisedColumn
     used: int = 0  # the table's epoch when last read
+    per_row: bool = False  # every row its own value (node views): no factorising
 
 
 class NodeTable:
@@ -95,15 +96,20 @@ class NodeTable:
         """Forget every column (the policies changed)."""
         self._columns.clear()
 
-    def column(self, key: Hashable, compute: RowFunction) -> tuple[Column, list[Any]]:
+    def column(self, key: Hashable, compute: RowFunction, per_row: bool = False
+               ) -> tuple[Column, list[Any]]:
         """The column ``key`` (computed by ``compute(node)`` per row, CelError for an
-        error), brought up to date with the current snapshot; also as a list of values."""
+        error), brought up to date with the current snapshot; also as a list of values.
+        ``per_row``: the values differ on every row (the node views themselves), so the
+        column is not factorised by value (codes are the rows)."""
         assert self.snapshot is not None
         nodes = self.snapshot.nodes
         col = self._columns.get(key)
         if col is None:
             values = [_row(compute, n) for n in nodes]
-            col = _Column(compute, values, self.epoch, column_of(values), used=self.epoch)
+            data = (FactorisedColumn(np.arange(len(values)), values) if per_row
+                    else column_of(values))
+            col = _Column(compute, values, self.epoch, data, used=self.epoch, per_row=per_row)
             if len(self._columns) >= MAX_COLUMNS:
                 del self._columns[min(self._columns, key=lambda k: self._columns[k].used)]
             self._columns[key] = col
@@ -113,7 +119,12 @@ class NodeTable:
             stale = self.changed_since(col.epoch)
             if stale is None:  # not used for a long time: start over
                 col.values = [_row(compute, n) for n in nodes]
-                col.data, col.index = column_of(col.values), None
+                col.data = (FactorisedColumn(np.arange(len(col.values)), col.values)
+                            if col.per_row else column_of(col.values))
+                col.index = None
+            elif col.per_row:  # the uniques are the values
+                for i in stale.tolist():
+                    col.values[i] = _row(compute, nodes[i])
             else:
                 for i in stale.tolist():
                     col.values[i] = _row(compute, nodes[i])

@@ -74,8 +74,7 @@ class ClusterView:
         return codes.astype(np.int64), [v.item() for v in uniques]
 
     def has_label(self, key: str) -> np.ndarray:
-        codes, uniques = self.label_codes(key)
-        return np.array([u is not None for u in uniques], bool)[codes]
+        return self.bools(("has label", key), lambda n: key in n.view["labels"])
 
     def ints(self, key: Hashable, compute: Callable[[NodeInfo], int]) -> np.ndarray:
         column, values = self.table.column(key, compute)
@@ -228,7 +227,7 @@ def _selected_pods(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: E
 
     own = view.ints(("pods", tuple(t.key for t in terms), skip_terminating), on)
     codes, uniques = view.label_codes(key)
-    eligible = np.array([u is not None for u in uniques], bool)[codes]
+    eligible = view.has_label(key).copy()
     if spec.node_labels is not None:
         for label in evaluate(spec.node_labels, extra):
             eligible &= view.has_label(str(label))
@@ -288,9 +287,8 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
         return tuple((k, t, w) for k, (t, w) in found.items())
 
     column, values = view.table.column(key, weights)
-    for value in values:
-        if type(value) is CelError:
-            raise value
+    if column.err is not None:
+        raise values[int(np.flatnonzero(column.err)[0])]
     assert isinstance(column, FactorisedColumn)
     labels, namespace = pod.view["labels"], pod.namespace
     # per topology key: the weight of the selecting terms per distinct node value
@@ -302,12 +300,10 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
     size = view.table.size
     counts = np.zeros(size, np.int64)
     own = np.zeros(size, np.int64)
-    labelled_by_key: dict[str, np.ndarray] = {}
     for topology_key, table in by_key.items():
         node_weights = table[column.codes]
         codes, uniques = view.label_codes(topology_key)
-        labelled = labelled_by_key[topology_key] = np.array(
-            [u is not None for u in uniques], bool)[codes]
+        labelled = view.has_label(topology_key)
         sums = np.bincount(codes[labelled], weights=node_weights[labelled],
                            minlength=len(uniques)).astype(np.int64)
         counts += np.where(labelled, sums[codes], 0)

@@ -80,6 +80,7 @@ class _Plan:
     pod_parts: tuple[tuple[Hashable, Evaluator], ...]
     node_parts: tuple[tuple[Hashable, Evaluator], ...]
     template_only: tuple[bool, ...]  # per pod part: reads only the pod's template
+    views: frozenset[int]  # the node parts that are ``node`` itself (one value per row)
     rejection: Status | None = None
     # the equivalence cache: pod-side parts read (index, frozen value), in order ...
     used: list[tuple[int, Any]] = field(default_factory=list)
@@ -115,8 +116,10 @@ def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
         owner = id(instance.params) if free_names(part) & SHARED else None
         node_parts.append(((shape(part), owner), compile_tree(part, env, program.types)))
     rejection = filter_rejection(rule) if isinstance(rule, FilterRule) else None
+    views = frozenset(k for k, part in enumerate(parts.node_parts)
+                      if isinstance(part, ast.Ident) and part.name == "node")
     return _Plan(instance, rule, Remainder(parts.remainder, env, program.types),
-                 tuple(pod_parts), tuple(node_parts), template_only, rejection)
+                 tuple(pod_parts), tuple(node_parts), template_only, views, rejection)
 
 
 def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],
@@ -344,7 +347,8 @@ class NodeEvaluator:
         def node_part(k: int) -> Column:
             key, compute = plan.node_parts[k]
             column, values = table.column(key, lambda n: compute(
-                {"node": n.view, "nodePods": n.pod_views, "params": params}))
+                {"node": n.view, "nodePods": n.pod_views, "params": params}),
+                per_row=k in plan.views)
             columns[k] = values
             return column
 
