@@ -4,9 +4,9 @@ that `--help` and `validate` start without loading the engine or the API client.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -250,9 +250,17 @@ def _explain_node(result: Explanation, name: str) -> None:
     rows: list[tuple[str, ...]] = [("RULE", "POINT", "RESULT")]
     rows += [(rule, "filter", verdict) for rule, verdict in node.filters.items()]
     rows += [(rule, "score", _score_cell(score)) for rule, score in node.scores.items()]
+    rows += [(name, "aggregate", _aggregate_cell(values, result.aggregates.get(name, {})))
+             for name, values in node.aggregates.items()]
     click.echo(render_table(rows))
     if node.scores:
         click.echo("scores are raw/normalised/weighted")
+
+
+def _aggregate_cell(on_node: Mapping[str, int], pod: Mapping[str, Any]) -> str:
+    return (f"{on_node['count']} in the node's domain, {on_node['onNode']} on the node "
+            f"(minimum {pod.get('minimum')}, {pod.get('domains')} domains, "
+            f"total {pod.get('total')})")
 
 
 def _score_cell(score: tuple[float, float, int]) -> str:

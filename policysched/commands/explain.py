@@ -15,7 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..cache.cache import Snapshot
+from ..cel import CelError
 from ..framework.runtime import CycleState, Framework
 from ..framework.scheduler import Decision, EngineSettings, Scheduler
 from ..framework.status import Code, Status
@@ -31,6 +34,8 @@ class NodeExplanation:
     node: str
     filters: dict[str, str] = field(default_factory=dict)  # rule -> "pass" or the reason
     scores: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+    # "policy/aggregate[i]" -> {"count": in the node's domain, "onNode": on the node}
+    aggregates: dict[str, dict[str, int]] = field(default_factory=dict)
     total: int | None = None
 
     rank: int | None = None  # 1 for the best total among the feasible nodes
@@ -57,6 +62,8 @@ class Explanation:
     attempt: int  # the attempt explained; 0: never attempted
     attempts: int  # the pod's attempts in the whole run
     at: float  # simulated seconds from the start
+    # "policy/aggregate[i]" -> {"minimum", "domains", "total"}, or {"error": message}
+    aggregates: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -64,7 +71,9 @@ class Explanation:
             "preFilter": self.pre_filter,
             "chosen": self.chosen, "message": self.message or None,
             "attempt": self.attempt, "attempts": self.attempts, "at": self.at,
+            "aggregates": self.aggregates,
             "nodes": [{"node": n.node, "feasible": n.feasible, "filters": n.filters,
+                       "aggregates": n.aggregates,
                        "scores": {r: {"raw": s[0], "normalized": s[1], "weighted": s[2]}
                                   for r, s in n.scores.items()},
                        "total": n.total, "rank": n.rank} for n in self.nodes],
@@ -170,8 +179,11 @@ def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snaps
             row.filters[rule.qualified_name] = (
                 PASS if verdict.is_success else
                 ("error: " if verdict.code is Code.ERROR else "") + verdict.message)
+    _aggregates(fwk, state, snapshot, explanation)
     feasible = [n for n, row in zip(snapshot.nodes, rows, strict=True) if row.feasible]
     if status.is_success and feasible:
+        if state.cluster is not None:  # what aggregates' scoredDomains() count
+            state.cluster.scored = np.array([snapshot.index[n.name] for n in feasible])
         fwk.run_pre_score(state)
         _, totals, detail = fwk.run_score(state, feasible)
         by_name = {r.node: r for r in rows}
@@ -185,6 +197,31 @@ def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snaps
             if row.total is not None:
                 row.rank = 1 + sum(1 for t in scored if t > row.total)
     return explanation
+
+
+def _aggregates(fwk: Framework, state: CycleState, snapshot: Snapshot,
+                explanation: Explanation) -> None:
+    """The values of the aggregates of the policies that apply to the pod."""
+    for instance in fwk.instances:
+        if not instance.policy.aggregates or not fwk.matches(state, instance):
+            continue
+        values = state.base(instance)["aggregates"]
+        for spec in instance.policy.aggregates:
+            name = f"{instance.name}/{spec.name}"
+            try:
+                found = values[spec.name]
+            except CelError as e:
+                explanation.aggregates[name] = {"error": e.message}
+                continue
+            items = found if isinstance(found, list) else [found]
+            for i, value in enumerate(items):
+                label = f"{name}[{i}]" if isinstance(found, list) else name
+                explanation.aggregates[label] = {
+                    "minimum": value.minimum(), "domains": value.domains(),
+                    "total": value.total()}
+                for node, row in zip(snapshot.nodes, explanation.nodes, strict=True):
+                    row.aggregates[label] = {"count": value.count(node.view),
+                                             "onNode": value.on_node(node.view)}
 
 
 def _verdict(status: Status) -> str:

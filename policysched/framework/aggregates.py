@@ -39,6 +39,7 @@ from ..policy.model import Aggregate
 from . import messages
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
+HOSTNAME = "kubernetes.io/hostname"
 _SERIALS = itertools.count()
 
 
@@ -50,6 +51,7 @@ class ClusterView:
     snapshot: Snapshot
     table: NodeTable
     what_if_node: NodeInfo | None = None
+    scored: np.ndarray | None = None  # the rows being scored (those that passed the filters)
 
     def __post_init__(self) -> None:
         self.table.refresh(self.snapshot)
@@ -90,11 +92,22 @@ class ClusterView:
         return np.array([v is True for v in values], bool)
 
 
+@dataclass(frozen=True)
+class WhatIf:
+    """An aggregate's values with a what-if copy of one node: the count in that node's
+    domain, on the node, the minimum over the domains and the total."""
+
+    count: int
+    own: int
+    minimum: int
+    total: int
+
+
 @dataclass(eq=False)
 class AggregateValue:
     """One aggregate for one pod: per snapshot row, the count in the node's domain
-    (``counts``) and on the node (``own``). ``adjust(node, row)`` gives the count, own
-    count and minimum with a what-if copy of a node. Equal only to itself, and never to a
+    (``counts``) and on the node (``own``). ``adjust(node, row)`` gives the values with a
+    what-if copy of the node of that row. Equal only to itself, and never to a
     later value (tier 4 compares pod-side values; a reused ``id`` must not match)."""
 
     view: ClusterView
@@ -103,7 +116,8 @@ class AggregateValue:
     minimum_count: int
     domain_count: int
     total_count: int
-    adjust: Callable[[NodeInfo, int], tuple[int, int, int]] = field(repr=False)
+    adjust: Callable[[NodeInfo, int], WhatIf] = field(repr=False)
+    scored_domains: Callable[[np.ndarray], int] | None = field(default=None, repr=False)
     serial: int = field(default_factory=lambda: next(_SERIALS))
 
     def __hash__(self) -> int:
@@ -123,7 +137,7 @@ class AggregateValue:
             raise CelError(messages.AGGREGATE_UNKNOWN_NODE.format(node=node.get("name")))
         return row
 
-    def _what_if(self, node: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    def _what_if(self, node: Mapping[str, Any]) -> WhatIf | None:
         what_if = self.view.what_if_node
         if what_if is None or what_if.name != node.get("name"):
             return None
@@ -135,30 +149,37 @@ class AggregateValue:
     def count(self, node: dict[str, Any]) -> int:
         adjusted = self._what_if(node)
         if adjusted is not None:
-            return adjusted[0]
+            return adjusted.count
         row = self._row(node)
         return 0 if row is None else int(self.counts[row])
 
     def on_node(self, node: dict[str, Any]) -> int:
         adjusted = self._what_if(node)
         if adjusted is not None:
-            return adjusted[1]
+            return adjusted.own
         row = self._row(node)
         return 0 if row is None else int(self.own[row])
 
-    def minimum(self) -> int:
+    def _adjusted(self) -> WhatIf | None:
         what_if = self.view.what_if_node
-        if what_if is not None:
-            adjusted = self._what_if(what_if.view)
-            if adjusted is not None:
-                return adjusted[2]
-        return self.minimum_count
+        return None if what_if is None else self._what_if(what_if.view)
+
+    def minimum(self) -> int:
+        adjusted = self._adjusted()
+        return self.minimum_count if adjusted is None else adjusted.minimum
 
     def domains(self) -> int:
         return self.domain_count
 
     def total(self) -> int:
-        return self.total_count
+        adjusted = self._adjusted()
+        return self.total_count if adjusted is None else adjusted.total
+
+    def domains_scored(self) -> int:
+        rows = self.view.scored
+        if rows is None or self.scored_domains is None:
+            raise CelError(messages.AGGREGATE_NOT_SCORING)
+        return self.scored_domains(rows)
 
     # -- tier 3 -----------------------------------------------------------------------------
 
@@ -227,10 +248,11 @@ def _selected_pods(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: E
 
     own = view.ints(("pods", tuple(t.key for t in terms), skip_terminating), on)
     codes, uniques = view.label_codes(key)
-    eligible = view.has_label(key).copy()
+    labelled = view.has_label(key).copy()
     if spec.node_labels is not None:
         for label in evaluate(spec.node_labels, extra):
-            eligible &= view.has_label(str(label))
+            labelled &= view.has_label(str(label))
+    eligible = labelled.copy()
     if spec.node_affinity is not None and evaluate(spec.node_affinity, extra) is True:
         eligible &= _affinity_mask(pod, view)
     if spec.node_taints is not None and evaluate(spec.node_taints, extra) is True:
@@ -243,18 +265,26 @@ def _selected_pods(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: E
     counts = np.where(present[codes], sums[codes], 0)
     minimum = int(sums[present].min()) if present.any() else 0
 
-    def adjust(node: NodeInfo, row: int) -> tuple[int, int, int]:
+    total = int(sums[present].sum())
+
+    def adjust(node: NodeInfo, row: int) -> WhatIf:
         mine = on(node)
         code = int(codes[row])
         if not present[code]:
-            return 0, mine, minimum
+            return WhatIf(0, mine, minimum, total)
         changed = sums.copy()
-        if eligible[row]:
-            changed[code] += mine - int(own[row])
-        return int(changed[code]), mine, int(changed[present].min())
+        delta = mine - int(own[row]) if eligible[row] else 0
+        changed[code] += delta
+        return WhatIf(int(changed[code]), mine, int(changed[present].min()), total + delta)
 
-    return AggregateValue(view, counts, own, minimum, int(present.sum()),
-                          int(sums[present].sum()), adjust)
+    def scored_domains(rows: np.ndarray) -> int:
+        """kube's topology size for scores: the domains of the scored nodes that carry the
+        labels (the node inclusion policies aside); for hostnames, those nodes."""
+        rows = rows[labelled[rows]]
+        return len(rows) if key == HOSTNAME else len(np.unique(codes[rows]))
+
+    return AggregateValue(view, counts, own, minimum, int(present.sum()), total, adjust,
+                          scored_domains)
 
 
 def _affinity_mask(pod: PodInfo, view: ClusterView) -> np.ndarray:
@@ -309,15 +339,17 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
         counts += np.where(labelled, sums[codes], 0)
         own += np.where(labelled, node_weights, 0)
 
-    def adjust(node: NodeInfo, row: int) -> tuple[int, int, int]:
+    total = int(own.sum())
+
+    def adjust(node: NodeInfo, row: int) -> WhatIf:
         """A what-if copy changes the weights of its own domains by the difference."""
         before = _selecting(values[row], labels, namespace)
         after = _selecting(weights(node), labels, namespace)
         delta = sum(after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)
                     if k in node.view["labels"])
-        return int(counts[row]) + delta, int(own[row]) + delta, 0
+        return WhatIf(int(counts[row]) + delta, int(own[row]) + delta, 0, total + delta)
 
-    return AggregateValue(view, counts, own, 0, 0, int(own.sum()), adjust)
+    return AggregateValue(view, counts, own, 0, 0, total, adjust)
 
 
 def _selecting(weights: tuple[tuple[Hashable, PodAffinityTerm, int], ...],

@@ -82,3 +82,4 @@ def fit_error(total: int, reasons: Iterable[str], pre_filter_message: str = "",
 AGGREGATE_UNKNOWN_NODE = "node {node} is not a node of this scheduling cycle"
 AGGREGATE_GROUP_BY = "groupBy must be a node label key (a string), got {value!r}"
 AGGREGATE_WEIGHT = "the weight of a weighted term must be an int, got {value!r}"
+AGGREGATE_NOT_SCORING = "scoredDomains() is known only in preScore and score rules"

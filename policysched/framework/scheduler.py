@@ -389,6 +389,8 @@ class Scheduler:
             return self._no_fit(fwk, state, nodes, statuses)
         if len(rows) == 1:
             return self._bind_target(fwk, state, snapshot, nodes[int(rows[0])], statuses)
+        if state.cluster is not None:
+            state.cluster.scored = rows
         started = self.reach("PreScore")
         status = fwk.run_pre_score(state)
         self._observe(fwk, "PreScore", status, started)

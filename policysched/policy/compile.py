@@ -259,8 +259,10 @@ class _PolicyCompiler:
                           ) -> Aggregate | None:
         failed = len(self.diagnostics)
 
+        each = variables.AGGREGATE_ITEM if "forEach" in item else variables.AGGREGATE
+
         def field(key: str, expected: tuple[Type, ...] | None, at: Path = (),
-                  scope: Scope = variables.AGGREGATE) -> CelExpression | None:
+                  scope: Scope = each) -> CelExpression | None:
             full = (*path, *at, key)
             if not isinstance(_get(self.document.value, full), str):
                 return None
@@ -269,7 +271,7 @@ class _PolicyCompiler:
 
         nodes = ("nodes",)
         built = dict(
-            for_each=field("forEach", (list_of(DYN),)),
+            for_each=field("forEach", (list_of(DYN),), scope=variables.AGGREGATE),
             pods=field("pods", None),
             group_by=field("groupBy", (STRING,)),
             node_affinity=field("matchingNodeAffinity", (BOOL,), nodes),

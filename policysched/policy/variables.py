@@ -247,8 +247,9 @@ class Scope:
 
 MATCH = Scope("spec.match", frozenset({NOW, POD, PARAMS}), messages.WHY_NO_NODE_MATCH)
 VARIABLE = Scope("spec.variables", _POD_LEVEL | _CLUSTER, messages.WHY_NO_NODE_VARIABLES)
-AGGREGATE = Scope("spec.aggregates", _POD_LEVEL | _CLUSTER | {ITEM},
-                  messages.WHY_NO_NODE_AGGREGATES)
+AGGREGATE = Scope("spec.aggregates", _POD_LEVEL | _CLUSTER, messages.WHY_NO_NODE_AGGREGATES)
+AGGREGATE_ITEM = Scope("spec.aggregates forEach", _POD_LEVEL | _CLUSTER | {ITEM},
+                       messages.WHY_NO_NODE_AGGREGATES)
 AGGREGATE_TERMS = Scope("spec.aggregates termsOf", frozenset({COUNTED_POD, PARAMS}),
                         messages.WHY_NO_NODE_AGGREGATES)
 QUEUE_SORT_LESS = Scope("queueSort less", frozenset({NOW, A, B, PARAMS}),

@@ -315,3 +315,21 @@ def test_explain_shows_a_filter_message_expression_and_caps_the_reasons(
     assert ("  rule per-node/only-small rejected 5 nodes: reserved: big (1); "
             "reserved: tiny-00 (1); reserved: tiny-01 (1); 2 other reasons"
             in result.output.splitlines()), result.output
+
+
+def test_explain_shows_the_aggregates() -> None:
+    rack = ROOT / "examples" / "rack-spread"
+    args = ["explain", "--cluster", str(rack / "cluster.yaml"), "--policies",
+            str(ROOT / "policies"), "--policies", str(rack / "rack-spread.yaml"),
+            "--pod", "web-3"]
+    result = CliRunner().invoke(main, [*args, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    # web-0 on n4 (rack r2), web-1 and web-2 on r1's nodes: web-3 must go to r2
+    assert data["chosen"] == "n4"
+    assert data["aggregates"]["rack-spread/sameApp"] == {"minimum": 1, "domains": 2, "total": 3}
+    by_node = {n["node"]: n["aggregates"]["rack-spread/sameApp"] for n in data["nodes"]}
+    assert by_node["n4"] == {"count": 1, "onNode": 1}
+    assert by_node["n3"] == {"count": 2, "onNode": 0}
+    text = CliRunner().invoke(main, [*args, "--node", "n3"]).output
+    assert "2 in the node's domain, 0 on the node (minimum 1, 2 domains, total 3)" in text

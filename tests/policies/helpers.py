@@ -209,6 +209,7 @@ class BruteAggregate:
     keys: tuple[str, ...]  # the topology keys counted
     minimum_count: int = 0
     domain_count: int = 0
+    scored_domain_count: int = 0  # every node of the cluster is taken as scored
 
     def count(self, node: Mapping[str, Any]) -> int:
         labels = node["labels"]
@@ -225,6 +226,9 @@ class BruteAggregate:
 
     def total(self) -> int:
         return sum(self.counts.values())
+
+    def domains_scored(self) -> int:
+        return self.scored_domain_count
 
     def count_column(self, size: int, node: Any) -> None:
         return None
@@ -275,9 +279,11 @@ def brute_aggregate(spec: Aggregate, base: Mapping[str, Any], cluster: Cluster,
             if not (spec.skip_terminating and p["metadata"].get("deletionTimestamp"))
             and all(t.selects(p["labels"], p["namespace"]) for t in terms))
     counts = {}
-    for n in cluster.nodes:
-        if key not in n["labels"] or any(k not in n["labels"] for k in labels):
-            continue
+    labelled = [n for n in cluster.nodes
+                if key in n["labels"] and all(k in n["labels"] for k in labels)]
+    scored = (len(labelled) if key == "kubernetes.io/hostname"
+              else len({n["labels"][key] for n in labelled}))
+    for n in labelled:
         if affinity and not required.matches(n["labels"], n["name"]):
             continue
         if taints and untolerated_taint(the_pod["tolerations"], n["taints"],
@@ -285,7 +291,8 @@ def brute_aggregate(spec: Aggregate, base: Mapping[str, Any], cluster: Cluster,
             continue
         domain = (key, n["labels"][key])
         counts[domain] = counts.get(domain, 0) + own[n["name"]]
-    return BruteAggregate(counts, own, (key,), min(counts.values(), default=0), len(counts))
+    return BruteAggregate(counts, own, (key,), min(counts.values(), default=0), len(counts),
+                          scored)
 
 
 class _Aggregates(dict[str, Any]):

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from policysched.cel import Environment, compile_expression
 from policysched.cel.library import math as M
 from policysched.cel.values import INT64_MAX, INT64_MIN, UINT64_MAX, CelError, UInt
 
@@ -227,3 +228,12 @@ def test_declarations() -> None:
     assert {"math.greatest", "math.least", "math.bitShiftRight", "math.sqrt"} <= names
     greatest = next(f for f in M.FUNCTIONS if f.name == "math.greatest")
     assert any(o.varargs for o in greatest.overloads)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("math.ln(1)", 0.0), ("math.ln(5)", math.log(5)), ("math.ln(2.5)", math.log(2.5)),
+    ("math.ln(0)", -math.inf), ("math.ln(-1.0)", math.nan), ("math.ln(5u)", math.log(5)),
+])
+def test_ln_is_go_math_log(text: str, expected: float) -> None:
+    value = compile_expression(text, Environment()).evaluate({})
+    assert value == expected or (math.isnan(value) and math.isnan(expected))
