@@ -49,6 +49,7 @@ from . import messages
 from .aggregates import ClusterView
 from .backend import Backend, BackendError
 from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
+from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, with_pods
 from .event_handlers import EventHandlers, PodRecord
 from .preemption import preempt
 from .queue import IN_FLIGHT, GateRejection, QueuedPod, SchedulingQueue
@@ -59,7 +60,6 @@ from .waiting import WaitingRoom
 
 VECTORISED, SCALAR = "vectorised", "scalar"  # EngineSettings.evaluation
 MIN_FEASIBLE_NODES = 100
-_NO_ROWS = np.zeros(0, np.int64)
 MIN_FEASIBLE_PERCENTAGE = 5
 PREFILTER_EXCLUDED = "node is filtered out by the prefilter result"
 
@@ -149,8 +149,9 @@ class Scheduler:
         self.rng = random.Random(self.settings.seed)
         self._next_start_node = 0
         self.table = NodeTable()  # per-node columns: the vectorised tier's and aggregates'
-        self.evaluator = (NodeEvaluator(self.table)
-                          if self.settings.evaluation == VECTORISED else None)
+        self.evaluator: Evaluator = (NodeEvaluator(self.table)
+                                     if self.settings.evaluation == VECTORISED
+                                     else ScalarEvaluator())
         self.queue = SchedulingQueue(
             self.clock.now,
             less=self._less,
@@ -172,8 +173,7 @@ class Scheduler:
         swapped = dict(profiles)
         self.profiles.clear()  # in place: the event handlers share it
         self.profiles.update(swapped)
-        if self.evaluator is not None:
-            self.evaluator.reset()
+        self.evaluator.reset()
         self.table.clear()
 
     # -- the queue's callbacks: queueSort, preEnqueue ----------------------------------------
@@ -377,11 +377,7 @@ class Scheduler:
                 if n.name not in names:
                     statuses[n.name] = unschedulable("", PREFILTER_EXCLUDED, unresolvable=True)
         started = self.reach("Filter")
-        if self.evaluator is not None:
-            rows, failure = self._find_feasible_vectorised(
-                fwk, state, snapshot, candidates, statuses)
-        else:
-            rows, failure = self._find_feasible(fwk, state, snapshot, candidates, statuses)
+        rows, failure = self._find_feasible(fwk, state, snapshot, candidates, statuses)
         self._observe(fwk, "Filter", failure or Status(), started)
         if failure is not None:
             return Decision(None, failure, failure.message, statuses)
@@ -397,11 +393,7 @@ class Scheduler:
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
         started = self.reach("Score")
-        if self.evaluator is not None:
-            status, totals = self.evaluator.score(fwk, state, snapshot, rows)
-        else:
-            status, scalar_totals, _ = fwk.run_score(state, [nodes[r] for r in rows.tolist()])
-            totals = np.array(scalar_totals, np.int64)
+        status, totals = self.evaluator.score(fwk, state, snapshot, rows)
         self._observe(fwk, "Score", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
@@ -430,7 +422,7 @@ class Scheduler:
             verdict = unschedulable(rule.qualified_name, reason)
         else:
             others = self._nominated_by_node(state.pod).get(target)
-            verdict = fwk.run_filter(state, node if not others else _with_pods(node, others))
+            verdict = fwk.run_filter(state, node if not others else with_pods(node, others))
             if verdict.is_success:
                 return Decision(target, SUCCESS, statuses=statuses)
             if verdict.code is Code.ERROR:
@@ -446,75 +438,21 @@ class Scheduler:
         """Filter nodes round-robin from where the last cycle stopped, until enough are
         feasible (kube-scheduler's numFeasibleNodesToFind); their snapshot rows."""
         if not nodes:
-            return _NO_ROWS, None
-        wanted = self._feasible_nodes_to_find(len(nodes))
-        start = self._next_start_node % len(nodes)
-        feasible: list[NodeInfo] = []
-        processed = 0
-        plan = fwk.filter_plan(state)
-        nominated = self._nominated_by_node(state.pod)
-        for i in range(len(nodes)):
-            node = nodes[(start + i) % len(nodes)]
-            processed += 1
-            if node.name in nominated:  # room promised to preemptors counts as taken
-                status = fwk.run_filter(state, _with_pods(node, nominated[node.name]),
-                                        plan=plan)
-            else:
-                status = fwk.run_filter(state, node, plan=plan)
-            if status.is_success:
-                feasible.append(node)
-                if len(feasible) >= wanted:
-                    break
-            elif status.code is Code.ERROR:
-                return _NO_ROWS, status
-            else:
-                statuses[node.name] = status
-        self._next_start_node = (start + processed) % len(nodes)
-        return np.array([snapshot.index[n.name] for n in feasible], np.int64), None
-
-    def _find_feasible_vectorised(
-            self, fwk: Framework, state: CycleState, snapshot: Snapshot,
-            nodes: list[NodeInfo], statuses: dict[str, Status]
-    ) -> tuple[np.ndarray, Status | None]:
-        """``_find_feasible`` with every node filtered at once: the same nodes in the same
-        order (the first ``numFeasibleNodesToFind`` feasible from the round-robin start)."""
-        assert self.evaluator is not None
-        if not nodes:
-            return _NO_ROWS, None
-        first, errors, status_of = self.evaluator.filter(fwk, state, snapshot)
+            return NO_ROWS, None
         if len(nodes) == len(snapshot.nodes):
             candidates = np.arange(len(nodes))
         else:
             candidates = np.fromiter((snapshot.index[n.name] for n in nodes), np.int64,
                                      len(nodes))
-        wanted = self._feasible_nodes_to_find(len(nodes))
         start = self._next_start_node % len(nodes)
-        order = np.roll(candidates, -start)
-        overrides: dict[int, Status] = {}  # room promised to preemptors counts as taken
-        nominated = self._nominated_by_node(state.pod)
-        if nominated:
-            plan = fwk.filter_plan(state)
-            for name, others in nominated.items():
-                node = snapshot.node(name)
-                if node is not None:
-                    overrides[snapshot.index[name]] = fwk.run_filter(
-                        state, _with_pods(node, others), plan=plan)
-        ok, failed = first[order] < 0, errors[order]
-        for row, status in overrides.items():
-            ok[order == row] = status.is_success
-            failed[order == row] = status.code is Code.ERROR
-        positions = np.flatnonzero(ok)
-        processed = int(positions[wanted - 1]) + 1 if len(positions) >= wanted \
-            else len(order)
-        failures = np.flatnonzero(failed[:processed])
-        if len(failures):
-            row = int(order[failures[0]])
-            return _NO_ROWS, overrides.get(row) or status_of(row)
-        if not len(positions):
-            for row in order.tolist():
-                statuses[snapshot.nodes[row].name] = overrides.get(row) or status_of(row)
-        self._next_start_node = (start + processed) % len(nodes)
-        return order[positions[:wanted]], None
+        found = self.evaluator.find_feasible(
+            fwk, state, snapshot, np.roll(candidates, -start),
+            self._feasible_nodes_to_find(len(nodes)), self._nominated_by_node(state.pod),
+            statuses)
+        if found.failure is not None:
+            return NO_ROWS, found.failure
+        self._next_start_node = (start + found.processed) % len(nodes)
+        return found.rows, None
 
     def _nominated_by_node(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
         """Pods nominated by preemption, of at least ``pod``'s priority, by node (kube's
@@ -736,9 +674,3 @@ def internal_error(point: str, exc: BaseException) -> Status:
         point=point, error=f"{type(exc).__name__}: {exc}"))
 
 
-def _with_pods(node: NodeInfo, pods: list[PodInfo]) -> NodeInfo:
-    """A copy of ``node`` with ``pods`` counted on it as well."""
-    copy = node.clone()
-    for pod in pods:
-        copy.add_pod(pod)
-    return copy

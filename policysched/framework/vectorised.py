@@ -41,6 +41,7 @@ from ..cel.vector import (
 )
 from ..policy.model import ExtensionPoint, FilterRule, Normalization, Rule, ScoreRule
 from . import messages
+from .evaluator import NO_ROWS, Feasible, Nominated, with_pods
 from .runtime import (
     HUGE,
     MAX_NODE_SCORE,
@@ -173,16 +174,16 @@ def template_of(state: CycleState) -> Any:
 
 
 class NodeEvaluator:
-    """The vectorised filter and score of one scheduler (all its profiles)."""
+    """The vectorised filter and score of one scheduler (all its profiles): an
+    ``evaluator.Evaluator``."""
 
     def __init__(self, table: NodeTable) -> None:
         self.table = table
         self._plans: dict[tuple[int, int], _Plan] = {}
 
     def reset(self) -> None:
-        """The profiles changed: forget plans and columns."""
+        """The profiles changed: forget the plans (the scheduler clears the table)."""
         self._plans.clear()
-        self.table.clear()
 
     def _plan_for(self, instance: PolicyInstance, rule: Rule) -> _Plan:
         key = (id(instance), id(rule))
@@ -232,6 +233,36 @@ class NodeEvaluator:
             return plan.statuses[row]
 
         return first, errors, status
+
+    def find_feasible(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+                      order: np.ndarray, wanted: int, nominated: Nominated,
+                      statuses: dict[str, Status]) -> Feasible:
+        """``Evaluator.find_feasible`` with every node filtered at once: the same nodes in
+        the same order as the scalar tier's search (the first ``wanted`` feasible)."""
+        first, errors, status_of = self.filter(fwk, state, snapshot)
+        overrides: dict[int, Status] = {}  # room promised to preemptors counts as taken
+        if nominated:
+            plan = fwk.filter_plan(state)
+            for name, others in nominated.items():
+                node = snapshot.node(name)
+                if node is not None:
+                    overrides[snapshot.index[name]] = fwk.run_filter(
+                        state, with_pods(node, others), plan=plan)
+        ok, failed = first[order] < 0, errors[order]
+        for row, status in overrides.items():
+            ok[order == row] = status.is_success
+            failed[order == row] = status.code is Code.ERROR
+        positions = np.flatnonzero(ok)
+        processed = int(positions[wanted - 1]) + 1 if len(positions) >= wanted \
+            else len(order)
+        failures = np.flatnonzero(failed[:processed])
+        if len(failures):
+            row = int(order[failures[0]])
+            return Feasible(NO_ROWS, processed, overrides.get(row) or status_of(row))
+        if not len(positions):
+            for row in order.tolist():
+                statuses[snapshot.nodes[row].name] = overrides.get(row) or status_of(row)
+        return Feasible(order[positions[:wanted]], processed)
 
     # -- score ----------------------------------------------------------------------------
 

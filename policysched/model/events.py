@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 EventKind = Literal["ADDED", "MODIFIED", "DELETED"]
-Resource = Literal["Node", "Pod", "PodGroup"]
+Resource = Literal["Node", "Pod", "PodGroup", "Namespace", "Service", "ReplicationController",
+                   "ReplicaSet", "StatefulSet"]
 EventType = Literal["Normal", "Warning"]
 ConditionStatus = Literal["True", "False", "Unknown"]
 

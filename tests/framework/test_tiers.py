@@ -24,6 +24,7 @@ from policysched.cel.library import quantity
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
+from policysched.framework.vectorised import NodeEvaluator
 from policysched.model.clock import SimulatedClock
 from policysched.resources import BUILTIN_POLICIES
 
@@ -159,7 +160,7 @@ def test_every_node_gets_the_same_status_and_score_in_both_tiers(
         seed: int, extreme: bool, caplog: pytest.LogCaptureFixture) -> None:
     s = scheduler(random_cluster(seed, nodes=40, bound=30, pending=40, extreme=extreme),
                   VECTORISED)
-    assert s.evaluator is not None
+    assert isinstance(s.evaluator, NodeEvaluator)
     fwk = s.profiles["policysched"]
     compared = 0
     for _ in range(40):
@@ -352,7 +353,7 @@ def test_a_filter_reason_is_its_message_expression_on_that_node_in_both_tiers(
         fwk = s.profiles["policysched"]
         snapshot = s.cache.snapshot()
         state = s.cycle_state(s.cache.pending_pods()[0], snapshot)
-        if s.evaluator is None:
+        if not isinstance(s.evaluator, NodeEvaluator):
             reasons.append([fwk.run_filter(state, n).message for n in snapshot.nodes])
         else:
             _, _, status_of = s.evaluator.filter(fwk, state, snapshot)

@@ -1,0 +1,97 @@
+"""Filter and score over the nodes: an evaluation tier is a strategy
+(docs/architecture.md#evaluation-tiers).
+
+The scheduling cycle calls one ``Evaluator``: ``find_feasible`` — the filters, over the
+candidate nodes in kube-scheduler's round-robin order until ``wanted`` are feasible
+(numFeasibleNodesToFind), with the pods nominated to a node counted on it — and ``score``.
+``ScalarEvaluator`` (tier 1) runs each rule's closure node by node and stops as soon as
+enough nodes are feasible; ``vectorised.NodeEvaluator`` (tiers 2-4) evaluates every node at
+once and picks the same nodes. Both give every node the same status and score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from ..cache.cache import Snapshot
+from ..cache.node_info import NodeInfo
+from ..model.objects import PodInfo
+from .runtime import CycleState, Framework
+from .status import Code, Status
+
+NO_ROWS = np.zeros(0, np.int64)
+Nominated = Mapping[str, list[PodInfo]]  # node -> pods nominated to it (counted there)
+
+
+@dataclass(frozen=True)
+class Feasible:
+    """What the filters found: the feasible rows (at most ``wanted``, in the order met),
+    how many candidates were examined, or the Error that ended the search."""
+
+    rows: np.ndarray
+    processed: int
+    failure: Status | None = None
+
+
+class Evaluator(Protocol):
+    def find_feasible(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+                      order: np.ndarray, wanted: int, nominated: Nominated,
+                      statuses: dict[str, Status]) -> Feasible:
+        """Filter the snapshot rows ``order`` in that order until ``wanted`` are feasible;
+        the statuses of rejected nodes go to ``statuses`` (all of them when none fits)."""
+        ...
+
+    def score(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+              rows: np.ndarray) -> tuple[Status, np.ndarray]:
+        """The total weighted score of the nodes ``rows`` (in that order)."""
+        ...
+
+    def reset(self) -> None:
+        """The profiles changed: forget what was kept for them."""
+        ...
+
+
+class ScalarEvaluator:
+    """Tier 1: one closure call per node and rule."""
+
+    def find_feasible(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+                      order: np.ndarray, wanted: int, nominated: Nominated,
+                      statuses: dict[str, Status]) -> Feasible:
+        plan = fwk.filter_plan(state)
+        feasible: list[int] = []
+        processed = 0
+        for row in order.tolist():
+            node = snapshot.nodes[row]
+            processed += 1
+            others = nominated.get(node.name)
+            status = fwk.run_filter(state, with_pods(node, others) if others else node,
+                                    plan=plan)
+            if status.is_success:
+                feasible.append(row)
+                if len(feasible) >= wanted:
+                    break
+            elif status.code is Code.ERROR:
+                return Feasible(NO_ROWS, processed, status)
+            else:
+                statuses[node.name] = status
+        return Feasible(np.array(feasible, np.int64), processed)
+
+    def score(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
+              rows: np.ndarray) -> tuple[Status, np.ndarray]:
+        status, totals, _ = fwk.run_score(state, [snapshot.nodes[r] for r in rows.tolist()])
+        return status, np.array(totals, np.int64)
+
+    def reset(self) -> None:
+        pass
+
+
+def with_pods(node: NodeInfo, pods: list[PodInfo]) -> NodeInfo:
+    """A copy of ``node`` with ``pods`` counted on it as well."""
+    copy = node.clone()
+    for pod in pods:
+        copy.add_pod(pod)
+    return copy
