@@ -321,6 +321,8 @@ class Evaluation:
         """``all``/``exists`` over a pod-side list or map: one column per element, folded
         with CEL's rules (a decisive element wins over errors of others)."""
         decisive = node.kind == ast.EXISTS
+        if not items:  # no element: every node gets the same answer
+            return Scalar(not decisive)
         decided = np.zeros(self.size, bool)
         erred = np.zeros(self.size, bool)
         values = [self.eval(node.args[0], {**local, node.var: Scalar(item)})

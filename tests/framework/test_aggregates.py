@@ -293,7 +293,7 @@ def reference_engine() -> Engine:
     """The built-in configuration with the reference (brute-force CEL) spread and
     affinity policies instead of the built-in ones."""
     builtin = load_policy_set([BUILTIN_POLICIES])
-    reference = load_policy_set([REFERENCE])
+    reference = load_policy_set([REFERENCE / f"{name}.yaml" for name in (SPREAD, AFFINITY)])
     assert builtin.valid and reference.valid, (builtin.diagnostics, reference.diagnostics)
     replaced = {p.name for p in reference.policies}
     assert replaced == {SPREAD, AFFINITY}, replaced
@@ -1071,3 +1071,91 @@ def test_an_empty_spread_selector_counts_no_pod() -> None:
     for tier in (SCALAR, VECTORISED):
         s, _, clock = scheduler(objects, new_engine(), tier)
         assert simulate(s, clock)["default/spread"][0] == "n1", tier
+
+
+# --------------------------------------------------------------------------- namespaceSelector
+
+
+def namespace_object(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def in_namespace(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+    obj["metadata"]["namespace"] = namespace
+    return obj
+
+
+def by_team(kind: str, app: str, team: str) -> dict[str, Any]:
+    """A required pod (anti-)affinity term selecting ``app`` in the namespaces of ``team``."""
+    return {kind: {REQUIRED: [{"labelSelector": {"matchLabels": {"app": app}},
+                               "namespaceSelector": {"matchLabels": {"team": team}},
+                               "topologyKey": HOSTNAME}]}}
+
+
+@pytest.mark.parametrize("tier", [SCALAR, VECTORISED])
+def test_the_pods_namespace_selector_selects_by_the_namespaces_labels(tier: str) -> None:
+    """The incoming pod's required affinity to `app: web` in namespaces labelled `team: a`:
+    only the web pod of shop-a (on n2) counts, not shop-b's (on n1) nor one in a namespace
+    not known. A pod with affinity to `team: c` fits nowhere until a namespace is
+    relabelled so: the event moves it, and it counts that namespace's pods (the counts
+    are cached per question, and the question changes with the namespaces' labels)."""
+    objects = [node_object("n1", "z1"), node_object("n2", "z2"), node_object("n3", "z3"),
+               namespace_object("shop-a", team="a"), namespace_object("shop-b", team="b"),
+               in_namespace(pod_object("web-b", "web", node="n1"), "shop-b"),
+               in_namespace(pod_object("web-a", "web", node="n2"), "shop-a"),
+               in_namespace(pod_object("web-unknown", "web", node="n3"), "nowhere"),
+               pod_object("api-a", "api", affinity=by_team("podAffinity", "web", "a")),
+               pod_object("api-c", "api", affinity=by_team("podAffinity", "web", "c"))]
+    s, backend, clock = scheduler(objects, new_engine(), tier)
+    outcomes = simulate(s, clock)
+    assert outcomes["default/api-a"][0] == "n2"
+    node, message, _ = outcomes["default/api-c"]
+    assert node is None and "didn't match pod affinity rules" in str(message)
+    backend.update_object(namespace_object("shop-b", team="c"))
+    s.sync()
+    assert simulate(s, clock)["default/api-c"][0] == "n1"
+
+
+@pytest.mark.parametrize("tier", [SCALAR, VECTORISED])
+def test_an_existing_pods_term_reads_an_unknown_namespace_as_one_without_labels(
+        tier: str) -> None:
+    """kube-scheduler's GetNamespaceLabelsSnapshot: for existing pods' terms, a namespace
+    it does not know has no labels, so `team DoesNotExist` selects its pods."""
+    guard = pod_object("guard", "db", node="n1", affinity={"podAntiAffinity": {REQUIRED: [{
+        "labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": HOSTNAME,
+        "namespaceSelector": {"matchExpressions": [{"key": "team",
+                                                    "operator": "DoesNotExist"}]}}]}})
+    pending = [in_namespace(pod_object("web", "web"), namespace)
+               for namespace in ("nowhere", "shop-b")]
+    for pod in pending:
+        pod["spec"]["nodeSelector"] = {HOSTNAME: "n1"}
+    objects = [node_object("n1", "z1"), namespace_object("shop-b", team="b"), guard, *pending]
+    s, _, clock = scheduler(objects, new_engine(), tier)
+    outcomes = simulate(s, clock)
+    assert outcomes["nowhere/web"][0] is None
+    assert outcomes["shop-b/web"][0] == "n1"
+
+
+@pytest.mark.parametrize("tier", [SCALAR, VECTORISED])
+def test_an_existing_pods_namespace_selector_selects_by_the_namespaces_labels(
+        tier: str) -> None:
+    """An existing pod's required anti-affinity to `app: web` in namespaces labelled
+    `team: a` keeps the web pods of such namespaces off its node, and only them: not one
+    of a namespace labelled otherwise, nor one of a namespace not known (kube reads it as
+    one without labels)."""
+    guard = in_namespace(pod_object("guard", "db", node="n1",
+                                    affinity=by_team("podAntiAffinity", "web", "a")), "ops")
+    pending = {name: in_namespace(pod_object(name, "web"), namespace)
+               for name, namespace in (("web-a", "shop-a"), ("web-b", "shop-b"),
+                                       ("web-unknown", "nowhere"))}
+    for pod in pending.values():
+        pod["spec"]["nodeSelector"] = {HOSTNAME: "n1"}
+    objects = [node_object("n1", "z1"), node_object("n2", "z2"),
+               namespace_object("shop-a", team="a"), namespace_object("shop-b", team="b"),
+               guard, *pending.values()]
+    s, _, clock = scheduler(objects, new_engine(), tier)
+    outcomes = simulate(s, clock)
+    node, message, _ = outcomes["shop-a/web-a"]
+    assert node is None and "didn't satisfy existing pods anti-affinity rules" in str(message)
+    assert outcomes["shop-b/web-b"][0] == "n1"
+    assert outcomes["nowhere/web-unknown"][0] == "n1"
