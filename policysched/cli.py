@@ -95,7 +95,8 @@ _cluster_option = click.option(
     "--cluster", "cluster_path", required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=str),
     help="Multi-document YAML of Nodes, Pods (with spec.nodeName: running there; without: "
-    "pending), PodGroups and PriorityClasses.")
+    "pending), PodGroups, PriorityClasses, Namespaces, Services, ReplicationControllers, "
+    "ReplicaSets and StatefulSets.")
 _policies_option = click.option(
     "--policies", "policy_paths", multiple=True,
     type=click.Path(exists=True, path_type=str),

@@ -1,6 +1,7 @@
 """The cluster cache: nodes and pods as the backend's events describe them, plus the pods
-the scheduler has assumed onto nodes before their bind returned; and the per-cycle
-``Snapshot`` the framework reads.
+the scheduler has assumed onto nodes before their bind returned, pod groups, namespaces'
+labels and the workloads that select pods (Services, ReplicationControllers, ReplicaSets,
+StatefulSets: ``model.workloads``); and the per-cycle ``Snapshot`` the framework reads.
 
 Rules (those of kube-scheduler's cache):
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,15 @@ from ..model.objects import (
     pod_info,
     pod_key,
 )
+from ..model.workloads import (
+    NAMESPACE,
+    WORKLOAD_KINDS,
+    Workload,
+    WorkloadKey,
+    default_selector,
+    namespace_info,
+    workload,
+)
 from . import messages
 from .node_info import NodeInfo
 
@@ -43,19 +54,43 @@ class CacheError(Exception):
 @dataclass(frozen=True)
 class CacheChange:
     """What one applied event changed: the pod (or node) after it, None once deleted, and
-    the pod before it."""
+    the pod before it; ``changed`` is False when the event changed nothing the engine
+    reads (a ReplicaSet's status, a Namespace's annotations)."""
 
     event: ClusterEvent
     pod: PodInfo | None = None
     old_pod: PodInfo | None = None
     node: NodeInfo | None = None
+    changed: bool = True
+
+
+NamespaceLabels = Mapping[str, Mapping[str, str]]  # namespace name -> its labels
+Workloads = Mapping[str, Mapping[WorkloadKey, Workload]]  # namespace -> its workloads
+
+
+def _no_namespace(name: str) -> Mapping[str, str] | None:
+    return None
+
+
+def _no_selector(pod: PodInfo) -> dict[str, Any] | None:
+    return None
+
+
+def _default_selector(workloads: Workloads, pod: PodInfo) -> dict[str, Any] | None:
+    """kube-scheduler's DefaultSelector of ``pod`` (``model.workloads.default_selector``)
+    among ``workloads``."""
+    found = workloads.get(pod.namespace)
+    if not found:
+        return None
+    return default_selector(pod.view["labels"], pod.view["ownerReferences"], found)
 
 
 @dataclass(eq=False)
 class Snapshot:
     """The cluster for one scheduling cycle. ``nodes`` are copies in a stable order
     (insertion order of the nodes); treat them as read-only and ``clone()`` one to simulate
-    changes. The cluster-wide lists are built on first use."""
+    changes. The cluster-wide lists are built on first use. ``namespace_labels`` and
+    ``default_selector`` read the namespaces and workloads of the moment it was taken."""
 
     generation: int
     nodes: list[NodeInfo]
@@ -65,6 +100,13 @@ class Snapshot:
     # each node's generation, in ``nodes`` order (the node table compares them)
     generations: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64),
                                     repr=False)
+    # a namespace's labels (None: not known), and a count that changes when any do
+    namespace_labels: Callable[[str], Mapping[str, str] | None] = field(
+        default=_no_namespace, repr=False)
+    namespace_generation: int = 0
+    # kube-scheduler's DefaultSelector of a pod: model.workloads.default_selector
+    default_selector: Callable[[PodInfo], dict[str, Any] | None] = field(
+        default=_no_selector, repr=False)
     _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
     _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
@@ -130,6 +172,10 @@ class Cache:
         self._restructured = False  # nodes added or deleted since the last snapshot
         self._with_affinity: dict[str, PodInfo] = {}  # placed pods with pod (anti-)affinity
         self._affinity_views: list[dict[str, Any]] | None = []  # their views (None: stale)
+        # replaced, never changed in place, so that a snapshot keeps what it was given
+        self._namespaces: NamespaceLabels = {}
+        self.namespace_generation = 0  # changes whenever a namespace's labels do
+        self._workloads: Workloads = {}
 
     # ------------------------------------------------------------------ events
 
@@ -148,6 +194,10 @@ class Cache:
                 self._pod_groups[key] = pod_group_spec(event.obj)
             self._refresh_group(key)
             return CacheChange(event)
+        if event.resource == NAMESPACE:
+            return self._apply_namespace(event)
+        if event.resource in WORKLOAD_KINDS:
+            return self._apply_workload(event)
         raise CacheError(
             messages.UNSUPPORTED_EVENT.format(kind=event.kind, resource=event.resource)
         )
@@ -201,6 +251,46 @@ class Cache:
             self._restructured = True
         self._changed()
         return CacheChange(event, node=info)
+
+    def _apply_namespace(self, event: ClusterEvent) -> CacheChange:
+        namespaces = dict(self._namespaces)
+        if event.kind == "DELETED":
+            changed = namespaces.pop(object_name(event.obj), None) is not None
+        else:
+            info = namespace_info(event.obj)
+            changed = namespaces.get(info.name) != info.labels
+            namespaces[info.name] = info.labels
+        if changed:
+            self._namespaces = namespaces
+            self.namespace_generation += 1
+            self._changed()
+        return CacheChange(event, changed=changed)
+
+    def _apply_workload(self, event: ClusterEvent) -> CacheChange:
+        found: Workload | None = None
+        key: WorkloadKey
+        if event.kind == "DELETED":
+            namespace, _, name = pod_key(event.obj).partition("/")
+            key = (event.resource, name)
+        else:
+            found = workload(event.resource, event.obj)
+            namespace, key = found.namespace, found.key
+        current = self._workloads.get(namespace, {})
+        if current.get(key) == found:
+            return CacheChange(event, changed=False)
+        changed = dict(current)
+        if found is None:
+            del changed[key]
+        else:
+            changed[key] = found
+        workloads = dict(self._workloads)
+        if changed:
+            workloads[namespace] = changed
+        else:
+            del workloads[namespace]
+        self._workloads = workloads
+        self._changed()
+        return CacheChange(event)
 
     def _refresh_group(self, group_key: str) -> None:
         """The PodGroup ``group_key`` changed: renew its pods' ``podGroup`` views."""
@@ -290,6 +380,16 @@ class Cache:
     def pod_group(self, key: str) -> PodGroupSpec | None:
         return self._pod_groups.get(key)
 
+    def namespace_labels(self, name: str) -> Mapping[str, str] | None:
+        """The labels of the namespace ``name``, None when it is not known."""
+        return self._namespaces.get(name)
+
+    def default_selector(self, pod: PodInfo) -> dict[str, Any] | None:
+        """kube-scheduler's DefaultSelector of ``pod``: the selector of the Services and
+        the controller that select it, as a ``metav1.LabelSelector``; None when none does
+        (``model.workloads.default_selector``)."""
+        return _default_selector(self._workloads, pod)
+
     def snapshot(self) -> Snapshot:
         """The cluster for one cycle; the same object until the cache changes. Only nodes
         that changed since the previous snapshot are copied (the work is proportional to
@@ -305,7 +405,8 @@ class Cache:
                     old = live.clone()
                 nodes.append(old)
             snapshot = Snapshot(self.generation, nodes, pending=self.pending_pods,
-                                affinity_views=self._affinity_view_list())
+                                affinity_views=self._affinity_view_list(),
+                                **self._cluster_objects())
         else:
             nodes = list(previous.nodes)
             generations = previous.generations.copy()
@@ -316,7 +417,8 @@ class Cache:
                     nodes[i] = changed.clone()
                     generations[i] = changed.generation
             snapshot = Snapshot(self.generation, nodes, previous.index, self.pending_pods,
-                                self._affinity_view_list(), generations)
+                                self._affinity_view_list(), generations,
+                                **self._cluster_objects())
         self._dirty.clear()
         self._restructured = False
         self._snapshot = snapshot
@@ -357,6 +459,12 @@ class Cache:
             if not orphans:
                 self._orphans.pop(node_name, None)
         self._changed()
+
+    def _cluster_objects(self) -> dict[str, Any]:
+        """The snapshot's view of namespaces and workloads, as they are now."""
+        return {"namespace_labels": self._namespaces.get,
+                "namespace_generation": self.namespace_generation,
+                "default_selector": partial(_default_selector, self._workloads)}
 
     def _affinity_view_list(self) -> list[dict[str, Any]]:
         """The views of ``_with_affinity``, rebuilt only after it changed."""

@@ -4,7 +4,10 @@
 * ``Node``; ``Pod`` (with ``spec.nodeName``: running there; without: pending);
   ``PodGroup`` (``scheduling.x-k8s.io/v1alpha1``: ``spec.minMember``,
   ``spec.scheduleTimeoutSeconds``); ``PriorityClass`` (``spec.priorityClassName`` of pods
-  is resolved into ``spec.priority``, ``globalDefault`` honoured).
+  is resolved into ``spec.priority``, ``globalDefault`` honoured); ``Namespace`` (its
+  labels, for affinity terms' ``namespaceSelector``); ``Service``,
+  ``ReplicationController``, ``ReplicaSet``, ``StatefulSet`` (their selectors, for
+  kube-scheduler's DefaultSelector: ``model.workloads``).
 * The namespace defaults to "default". A pod without ``metadata.creationTimestamp`` gets
   the file's latest one (or the Unix epoch); ``start_time`` is that latest time, where the
   simulated clock starts unless told otherwise.
@@ -34,6 +37,8 @@ from ..model.objects import (
     priority_class_spec,
     value_kind,
 )
+from ..model.workloads import API_VERSIONS as SELECTING_OBJECT_API_VERSIONS
+from ..model.workloads import NAMESPACE, namespace_info, workload
 from ..policy.positions import FileText
 from ..policy.yaml_documents import parse_documents
 from . import messages
@@ -45,6 +50,7 @@ API_VERSIONS = {
     POD: "v1",
     POD_GROUP: "scheduling.x-k8s.io/v1alpha1",
     PRIORITY_CLASS: "scheduling.k8s.io/v1",
+    **SELECTING_OBJECT_API_VERSIONS,  # Namespace and the workloads
     LIST: "v1",
 }
 _EXPECTED_KINDS = ", ".join(API_VERSIONS)
@@ -242,8 +248,12 @@ def _validate(kind: str, obj: dict[str, Any]) -> PriorityClassSpec | None:
         node_view(obj)
     elif kind == POD_GROUP:
         pod_group_spec(obj)
-    else:
+    elif kind == NAMESPACE:
+        namespace_info(obj)
+    elif kind == PRIORITY_CLASS:
         return priority_class_spec(obj)
+    else:
+        workload(kind, obj)
     return None
 
 

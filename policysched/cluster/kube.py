@@ -1,6 +1,7 @@
 """``KubeBackend``: the engine's ``Backend`` on a real Kubernetes API server.
 
-Reads: one informer thread per resource (Nodes, Pods, and PodGroups when the
+Reads: one informer thread per resource (Nodes, Pods, Namespaces, Services,
+ReplicationControllers, ReplicaSets, StatefulSets, and PodGroups when the
 ``scheduling.x-k8s.io/v1alpha1`` API is served) lists, then watches from the list's
 resourceVersion with bookmarks; a watch that expires (410 Gone) relists, and the relist is
 diffed against the informer's last known state so that no change — deletions included — is
@@ -316,6 +317,29 @@ def node_heartbeat_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
         elif old_status.get(key) != new_status.get(key):
             return False
     return True
+
+
+def _field(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def namespace_labels_unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a Namespace update left its labels (all the scheduler reads of it) alone."""
+    return _field(old, "metadata", "labels") == _field(new, "metadata", "labels")
+
+
+_SELECTOR_FIELDS = (("spec", "selector"), ("spec", "template", "metadata", "labels"))
+
+
+def selector_unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a Service, ReplicationController, ReplicaSet or StatefulSet update left its
+    selector (and the template labels an RC's selector defaults to) alone: a workload's
+    status updates (replica counts) are not emitted."""
+    return all(_field(old, *path) == _field(new, *path) for path in _SELECTOR_FIELDS)
 
 
 def _without_heartbeats(conditions: Any) -> Any:
@@ -839,7 +863,8 @@ class BackendStats:
 
 class KubeBackend:
     """The ``Backend`` on a Kubernetes API server (see the module docstring). ``namespace``
-    restricts Pods and PodGroups to one namespace; Nodes are always cluster-wide; at most
+    restricts Pods, PodGroups and workloads (Services, ReplicationControllers, ReplicaSets,
+    StatefulSets) to one namespace; Nodes and Namespaces are always cluster-wide; at most
     ``parallel_binds`` binds are in flight. ``start()`` starts the informers; ``close()``
     stops them, abandons binds not yet sent and flushes Events."""
 
@@ -872,6 +897,19 @@ class KubeBackend:
             self._emit)
         self.pods = Informer(self.transport, WatchedResource(
             "Pod", "v1", f"/api/v1{scope}/pods", namespaced=True), self._emit)
+        # what affinity terms' namespaceSelector and kube's DefaultSelector read
+        self.selecting = [Informer(self.transport, spec, self._emit) for spec in (
+            WatchedResource("Namespace", "v1", "/api/v1/namespaces", namespaced=False,
+                            unchanged=namespace_labels_unchanged),
+            WatchedResource("Service", "v1", f"/api/v1{scope}/services", namespaced=True,
+                            unchanged=selector_unchanged),
+            WatchedResource("ReplicationController", "v1",
+                            f"/api/v1{scope}/replicationcontrollers", namespaced=True,
+                            unchanged=selector_unchanged),
+            WatchedResource("ReplicaSet", "apps/v1", f"/apis/apps/v1{scope}/replicasets",
+                            namespaced=True, unchanged=selector_unchanged),
+            WatchedResource("StatefulSet", "apps/v1", f"/apis/apps/v1{scope}/statefulsets",
+                            namespaced=True, unchanged=selector_unchanged))]
         self.pod_group_informer = Informer(self.transport, WatchedResource(
             "PodGroup", "scheduling.x-k8s.io/v1alpha1", f"{PODGROUP_API}{scope}/podgroups",
             namespaced=True), self._emit)
@@ -889,6 +927,8 @@ class KubeBackend:
         self.events.start()
         self.nodes.start()
         self.pods.start()
+        for informer in self.selecting:
+            informer.start()
         self._discovery = threading.Thread(target=self._discover_pod_groups,
                                            name="podgroup-discovery", daemon=True)
         self._discovery.start()
@@ -897,12 +937,15 @@ class KubeBackend:
         """Stop watching and binding, and write the Events still queued (at most
         ``timeout`` s each). Binds not sent yet are abandoned (their outcome says so);
         call ``wait_for_binds`` first to let them finish."""
-        for informer in (self.nodes, self.pods, self.pod_group_informer):
+        for informer in self._informers():
             informer.stop(timeout)
         self._stop.set()  # requests not sent yet (binds waiting for a token) now fail
         self.binder.close(timeout)
         self.events.close(timeout)
         self.wake()
+
+    def _informers(self) -> list[Informer]:
+        return [self.nodes, self.pods, *self.selecting, self.pod_group_informer]
 
     def __enter__(self) -> KubeBackend:
         self.start()
@@ -939,7 +982,7 @@ class KubeBackend:
 
     def synced(self) -> bool:
         """Every initial list has been delivered (as events not necessarily drained yet)."""
-        done = all(i.synced() for i in (self.nodes, self.pods, self.pod_group_informer))
+        done = all(i.synced() for i in self._informers())
         if done and self.stats.synced_at is None:
             self.stats.synced_at = time.monotonic()
         return done

@@ -49,14 +49,15 @@ from ..model.objects import (
     pod_info,
     priority_class_spec,
 )
+from ..model.workloads import NAMESPACE, WORKLOAD_KINDS, namespace_info, workload
 from . import messages
 
 NODE = "Node"
 POD = "Pod"
 POD_GROUP = "PodGroup"
 PRIORITY_CLASS = "PriorityClass"
-KINDS = (NODE, POD, POD_GROUP, PRIORITY_CLASS)
-NAMESPACED = frozenset({POD, POD_GROUP})
+KINDS = (NODE, POD, POD_GROUP, PRIORITY_CLASS, NAMESPACE, *WORKLOAD_KINDS)
+NAMESPACED = frozenset({POD, POD_GROUP, *WORKLOAD_KINDS})
 POD_SCHEDULED = "PodScheduled"
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
@@ -151,10 +152,11 @@ def copy_object(value: Any) -> Any:
 
 
 class MemoryBackend:
-    """An in-process cluster of Nodes, Pods, PodGroups and PriorityClasses. Its initial
-    ``objects`` are created in the order PriorityClasses, Nodes, PodGroups, Pods (given
-    order within each) and delivered as ADDED events by the first ``drain_events()``.
-    Thread-safe."""
+    """An in-process cluster of Nodes, Pods, PodGroups, PriorityClasses, Namespaces,
+    Services, ReplicationControllers, ReplicaSets and StatefulSets. Its initial ``objects``
+    are created in the order PriorityClasses, Nodes, Namespaces, PodGroups and workloads,
+    Pods (given order within each) and delivered as ADDED events by the first
+    ``drain_events()``. Thread-safe."""
 
     def __init__(self, objects: Iterable[dict[str, Any]] = (), clock: Clock | None = None) -> None:
         self._clock: Clock = clock if clock is not None else SimulatedClock()
@@ -390,6 +392,10 @@ class MemoryBackend:
             node_view(obj)
         elif kind == POD_GROUP:
             pod_group_spec(obj)
+        elif kind == NAMESPACE:
+            namespace_info(obj)
+        elif kind in WORKLOAD_KINDS:
+            workload(kind, obj)
         else:
             spec = priority_class_spec(obj)
             if spec.global_default:
@@ -449,14 +455,16 @@ def _resource(kind: str) -> Resource:
     return cast(Resource, kind)
 
 
-_CREATION_ORDER = {PRIORITY_CLASS: 0, NODE: 1, POD_GROUP: 2}
+_CREATION_ORDER = {PRIORITY_CLASS: 0, NODE: 1, NAMESPACE: 2, POD_GROUP: 3,
+                   **dict.fromkeys(WORKLOAD_KINDS, 3)}
+_LAST = 4
 
 
 def _creation_order(obj: Any) -> int:
-    """PriorityClasses first (pods may name them), then nodes and pod groups, then pods:
-    the engine sees a pod after what it refers to."""
+    """PriorityClasses first (pods may name them), then nodes, namespaces, pod groups and
+    workloads, then pods: the engine sees a pod after what it refers to."""
     kind = obj.get("kind") if isinstance(obj, dict) else None
-    return _CREATION_ORDER.get(kind, 3) if isinstance(kind, str) else 3
+    return _CREATION_ORDER.get(kind, _LAST) if isinstance(kind, str) else _LAST
 
 
 if TYPE_CHECKING:  # MemoryBackend implements the contract

@@ -238,15 +238,22 @@ def _selected_pods(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: E
     if type(key) is not str:
         raise CelError(messages.AGGREGATE_GROUP_BY.format(value=key))
     skip_terminating = spec.skip_terminating
+    reads_labels = any(t.reads_namespace_labels for t in terms)
+    namespace_labels = view.snapshot.namespace_labels  # None: a namespace not known
 
     def selected(p: PodInfo) -> bool:
-        return not (skip_terminating and p.deleting) and all(
-            t.selects(p.view["labels"], p.namespace) for t in terms)
+        if skip_terminating and p.deleting:
+            return False
+        labels = namespace_labels(p.namespace) if reads_labels else None
+        return all(t.selects(p.view["labels"], p.namespace, labels) for t in terms)
 
     def on(node: NodeInfo) -> int:
         return sum(1 for p in node.pods.values() if selected(p))
 
-    own = view.ints(("pods", tuple(t.key for t in terms), skip_terminating), on)
+    question: tuple[Hashable, ...] = ("pods", tuple(t.key for t in terms), skip_terminating)
+    if reads_labels:  # then the counts change with the namespaces' labels
+        question += (view.snapshot.namespace_generation,)
+    own = view.ints(question, on)
     codes, uniques = view.label_codes(key)
     labelled = view.has_label(key).copy()
     if spec.node_labels is not None:
@@ -321,10 +328,12 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
         raise values[int(np.flatnonzero(column.err)[0])]
     assert isinstance(column, FactorisedColumn)
     labels, namespace = pod.view["labels"], pod.namespace
+    # kube reads a namespace it does not know as one without labels for existing pods' terms
+    namespace_labels = view.snapshot.namespace_labels(namespace) or {}
     # per topology key: the weight of the selecting terms per distinct node value
     by_key: dict[str, np.ndarray] = {}
     for u, value in enumerate(column.uniques):
-        for topology_key, weight in _selecting(value, labels, namespace).items():
+        for topology_key, weight in _selecting(value, labels, namespace, namespace_labels).items():
             table = by_key.setdefault(topology_key, np.zeros(len(column.uniques), np.int64))
             table[u] = weight
     size = view.table.size
@@ -343,8 +352,8 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
 
     def adjust(node: NodeInfo, row: int) -> WhatIf:
         """A what-if copy changes the weights of its own domains by the difference."""
-        before = _selecting(values[row], labels, namespace)
-        after = _selecting(weights(node), labels, namespace)
+        before = _selecting(values[row], labels, namespace, namespace_labels)
+        after = _selecting(weights(node), labels, namespace, namespace_labels)
         delta = sum(after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)
                     if k in node.view["labels"])
         return WhatIf(int(counts[row]) + delta, int(own[row]) + delta, 0, total + delta)
@@ -353,11 +362,13 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
 
 
 def _selecting(weights: tuple[tuple[Hashable, PodAffinityTerm, int], ...],
-               labels: Mapping[str, str], namespace: str) -> dict[str, int]:
-    """The weights of the terms selecting the pod, summed per topology key."""
+               labels: Mapping[str, str], namespace: str,
+               namespace_labels: Mapping[str, str]) -> dict[str, int]:
+    """The weights of the terms selecting the pod (in ``namespace``, labelled
+    ``namespace_labels``), summed per topology key."""
     out: dict[str, int] = {}
     for _, term, weight in weights:
-        if weight and term.selects(labels, namespace):
+        if weight and term.selects(labels, namespace, namespace_labels):
             out[term.topology_key] = out.get(term.topology_key, 0) + weight
     return out
 

@@ -1,6 +1,7 @@
 """Cluster events into the cache and the queue, as kube-scheduler's eventhandlers.go: a pod
-added, updated or deleted, a node changed, and the moves of unschedulable pods a change may
-help (the queue re-runs the preEnqueue gate on the pods it moves)."""
+added, updated or deleted, a node, namespace or workload (Service, ReplicationController,
+ReplicaSet, StatefulSet) changed, and the moves of unschedulable pods a change may help (the
+queue re-runs the preEnqueue gate on the pods it moves)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from ..cache.cache import Cache
 from ..model.clock import Clock
 from ..model.events import ClusterEvent
 from ..model.objects import ObjectError, PodInfo
+from ..model.workloads import NAMESPACE, WORKLOAD_KINDS
 from . import messages
 from .binding_cycle import BindingCycle
 from .queue import ASSIGNED_POD_UPDATE, SchedulingQueue
 from .runtime import Framework
 from .waiting import WaitingRoom
+
+# objects whose changes change what pods select (namespace selectors, DefaultSelector)
+_SELECTING_OBJECTS = frozenset({NAMESPACE, *WORKLOAD_KINDS})
 
 
 @dataclass
@@ -51,8 +56,8 @@ class EventHandlers:
         except ObjectError as e:
             self.unserved[str(event.obj.get("metadata", {}).get("name", "?"))] = str(e)
             return
-        if event.resource == "Node":
-            self.queue.move_all(f"Node{event.kind.title()}")
+        if event.resource == "Node" or (event.resource in _SELECTING_OBJECTS and change.changed):
+            self.queue.move_all(f"{event.resource}{event.kind.title()}")
             return
         if event.resource != "Pod":
             return

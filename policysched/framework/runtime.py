@@ -270,19 +270,26 @@ class CycleState:
             base = Activation({"now": self.now, "pod": self.pod.view,
                                "params": instance.params},
                               {"pods": self.pod_views, "nodes": self.node_views,
-                               "podsWithAffinity": self.affinity_pod_views})
+                               "podsWithAffinity": self.affinity_pod_views,
+                               "workloadSelector": self.workload_selector})
             base["variables"] = _Variables(instance, base)
             base["aggregates"] = _Aggregates(instance, base, self)
             self._bases[instance.name] = base
         return base
 
+    def workload_selector(self) -> dict[str, Any] | None:
+        """``workloadSelector``: kube-scheduler's DefaultSelector of the pod in the cycle's
+        snapshot (None without one)."""
+        return None if self.cluster is None else self.cluster.snapshot.default_selector(self.pod)
+
 
 class Activation(dict[str, Any]):
-    """Variables of an expression; the cluster-wide lists (``pods``, ``nodes``,
-    ``podsWithAffinity``) are only built when an expression reads them."""
+    """Variables of an expression; the cluster-wide ones (``pods``, ``nodes``,
+    ``podsWithAffinity``, ``workloadSelector``) are only computed when an expression reads
+    them."""
 
     def __init__(self, values: Mapping[str, Any],
-                 lists: Mapping[str, Callable[[], list[dict[str, Any]]]]) -> None:
+                 lists: Mapping[str, Callable[[], Any]]) -> None:
         super().__init__(values)
         self._lists = lists
 

@@ -63,7 +63,8 @@ NODE_ROOTS = frozenset({"node", "nodePods"})
 # what differs between two pods of one template (the rest of the pod view is the template)
 POD_IDENTITY = frozenset({"name", "uid", "creationTimestamp", "metadata", "status"})
 # what changes between two scheduling cycles without the pod changing
-CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity", "aggregates"})
+CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity", "workloadSelector",
+                          "aggregates"})
 POLICY_OWN = frozenset({"params", "variables"})  # what differs between two policies
 PASS, FAIL, OTHER = 1, 0, 2  # a filter rule's outcome on a node; OTHER: see ``statuses``
 

@@ -721,6 +721,12 @@ class PodAffinityTerm:
         return (self.selector.key, tuple(sorted(self.namespaces)),
                 self.namespace_selector.key, self.topology_key)
 
+    @property
+    def reads_namespace_labels(self) -> bool:
+        """Whether the pods it selects depend on namespaces' labels: a namespace selector
+        neither nil (no namespace) nor ``{}`` (every namespace)."""
+        return bool(self.namespace_selector.requirements)
+
     def selects(self, labels: Mapping[str, str], namespace: str,
                 namespace_labels: Mapping[str, str] | None = None) -> bool:
         """``AffinityTerm.Matches``: whether the term is about a pod with these labels in

@@ -42,6 +42,7 @@ from .objects import (
     child_path,
     object_name,
     pod_key,
+    value_kind,
 )
 from .selectors import (
     Requirement,
@@ -113,6 +114,9 @@ def _label_set(parent: dict[str, Any], key: str, path: str) -> dict[str, str]:
     labels = _get_string_map(parent, key, path)
     here = child_path(path, key)
     for k, v in labels.items():
+        if type(k) is not str:  # YAML allows other keys
+            raise ObjectError(here, messages.SELECTOR_KEY_NOT_STRING.format(
+                actual=value_kind(k)))
         errors = label_key_errors(k)
         if errors:
             raise ObjectError(here, messages.BAD_LABEL_KEY.format(

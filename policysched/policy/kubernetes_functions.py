@@ -24,6 +24,10 @@ Kubernetes cannot parse matches nothing, as in kube-scheduler.
 
 ``matches`` is also the standard library's regular-expression function: ``matches_extending``
 adds these overloads to it.
+
+``NodeAffinity.matches(node)`` and ``PreferredNodeAffinity.score(node)`` have a ``columns``
+implementation for the vectorised tier: over a column of nodes, one array operation per
+requirement instead of one call per node.
 """
 
 from __future__ import annotations
@@ -32,16 +36,26 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
+import numpy as np
+
 from ..cel import CelError
 from ..cel.library.function import Function, Overload, member_overload
 from ..cel.types import BOOL, DYN, INT, MAP_STRING_STRING, STRING, Type
 from ..cel.values import no_such_overload
+from ..cel.vector import FactorisedColumn, NumericColumn, Scalar
 from ..model import selectors
 from ..model.selectors import (
+    DOES_NOT_EXIST,
+    EXISTS,
+    IN,
+    METADATA_NAME,
+    NOT_IN,
     LabelSelector,
     NodeAffinity,
+    NodeSelectorTerm,
     PodAffinityTerm,
     PreferredNodeAffinity,
+    Requirement,
     SelectorError,
 )
 from . import messages
@@ -119,6 +133,134 @@ def _score(preferred: Any, node: Any) -> int:
     return preferred.score(*_node_labels_and_name(node, "score", preferred))
 
 
+# --------------------------------------------------------------------------- over node columns
+
+
+class _NotViews(Exception):
+    """A column holds something else than node views (through ``dyn``)."""
+
+
+class _Nodes:
+    """The distinct ``node`` views of a column, read a label key at a time: a matcher's
+    requirements are evaluated for all of them with one pass per requirement (and the
+    matcher itself once per distinct value for Gt / Lt), which gives what the matcher
+    gives node by node."""
+
+    def __init__(self, views: list[Any]) -> None:
+        try:
+            self.labels = [view["labels"] for view in views]
+        except (TypeError, KeyError) as e:
+            raise _NotViews from e
+        if not all(type(labels) is dict for labels in self.labels):
+            raise _NotViews
+        self.size = len(views)
+        self._views = views
+        self._values: dict[str, list[str | None]] = {}
+        self._names: list[str] | None = None
+
+    def values(self, key: str) -> list[str | None]:
+        """The value of label ``key`` on each node (None: no such label)."""
+        found = self._values.get(key)
+        if found is None:
+            found = self._values[key] = [labels.get(key) for labels in self.labels]
+            try:
+                distinct = set(found)
+            except TypeError as e:
+                raise _NotViews from e
+            if not all(v is None or type(v) is str for v in distinct):
+                raise _NotViews
+        return found
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            try:
+                self._names = [view["name"] for view in self._views]
+            except (TypeError, KeyError) as e:
+                raise _NotViews from e
+            if not all(type(name) is str for name in self._names):
+                raise _NotViews
+        return self._names
+
+    def equal(self, key: str, value: str) -> np.ndarray:
+        return np.fromiter((v == value for v in self.values(key)), bool, self.size)
+
+    def requirement(self, r: Requirement) -> np.ndarray:
+        values = self.values(r.key)
+        if r.operator in (IN, NOT_IN):
+            allowed = frozenset(r.values)
+            hits = np.fromiter((v in allowed for v in values), bool, self.size)
+            return hits if r.operator == IN else ~hits
+        if r.operator in (EXISTS, DOES_NOT_EXIST):
+            present = np.fromiter((v is not None for v in values), bool, self.size)
+            return present if r.operator == EXISTS else ~present
+        one = LabelSelector((r,))  # Gt, Lt: integers parsed as the matcher does
+        results = {v: one.matches({} if v is None else {r.key: v}) for v in set(values)}
+        return np.fromiter(map(results.__getitem__, values), bool, self.size)
+
+    def term(self, term: NodeSelectorTerm) -> np.ndarray:
+        requirements = term.labels.requirements
+        if requirements is None:
+            return np.zeros(self.size, bool)
+        out = np.ones(self.size, bool)
+        for r in requirements:
+            out &= self.requirement(r)
+        if term.fields:
+            names = self.names()
+            unnamed = np.fromiter((not name for name in names), bool, self.size)
+            for key, operator, value in term.fields:  # a node without a name passes
+                if key == METADATA_NAME:
+                    hits = np.fromiter((name == value for name in names), bool, self.size)
+                else:
+                    hits = np.full(self.size, value == "")
+                out &= (hits if operator == IN else ~hits) | unnamed
+        return out
+
+    def matches(self, affinity: NodeAffinity) -> np.ndarray:
+        """``affinity.matches`` on each node."""
+        out = np.ones(self.size, bool)
+        for key, value in affinity.node_selector:
+            out &= self.equal(key, value)
+        if affinity.terms is not None:
+            any_term = np.zeros(self.size, bool)
+            for term in affinity.terms:
+                any_term |= self.term(term)
+            out &= any_term
+        return out
+
+    def score(self, preferred: PreferredNodeAffinity) -> np.ndarray:
+        """``preferred.score`` on each node."""
+        out = np.zeros(self.size, np.int64)
+        for weight, term in preferred.terms:
+            out[self.term(term)] += weight
+        return out
+
+
+def _over_nodes(node: Any, evaluate: Callable[[_Nodes], np.ndarray]) -> NumericColumn | None:
+    """``evaluate`` over the distinct views of a column of ``node``s, as a column; None
+    (the function is called per node) for anything else."""
+    if not isinstance(node, FactorisedColumn):
+        return None
+    try:
+        found = evaluate(_Nodes(node.uniques))
+    except _NotViews:
+        return None
+    return NumericColumn(found[node.codes], node.err)
+
+
+def _affinity_columns(size: int, affinity: Any, node: Any) -> NumericColumn | None:
+    if not isinstance(affinity, Scalar) or type(affinity.value) is not NodeAffinity:
+        return None
+    required: NodeAffinity = affinity.value
+    return _over_nodes(node, lambda nodes: nodes.matches(required))
+
+
+def _score_columns(size: int, preferred: Any, node: Any) -> NumericColumn | None:
+    if not isinstance(preferred, Scalar) or type(preferred.value) is not PreferredNodeAffinity:
+        return None
+    terms: PreferredNodeAffinity = preferred.value
+    return _over_nodes(node, lambda nodes: nodes.score(terms))
+
+
 def _tolerates(toleration: Any, taint: Any) -> bool:
     if type(toleration) is not dict or type(taint) is not dict:
         raise no_such_overload("tolerates", toleration, taint)
@@ -159,7 +301,8 @@ FUNCTIONS: tuple[Function, ...] = (
              (member_overload("preferred_node_affinity_score_node",
                               (PREFERRED_NODE_AFFINITY_TYPE, NODE_TYPE), INT),),
              _score, cost=_MATCH_COST,
-             doc="the sum of the weights of the preferred terms the node matches"),
+             doc="the sum of the weights of the preferred terms the node matches",
+             columns=_score_columns),
     Function("tolerates",
              (member_overload("toleration_tolerates_taint", (TOLERATION_TYPE, TAINT_TYPE),
                               BOOL),),
@@ -199,4 +342,5 @@ def matches_extending(standard: Function) -> Function:
         impl=impl,
         doc=f"{standard.doc}; whether a label selector selects the labels; whether a node "
             "satisfies a node affinity",
+        columns=_affinity_columns,
     )

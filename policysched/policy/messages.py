@@ -145,6 +145,10 @@ UNAVAILABLE = {
     "victim": "in {where}: victim exists only in postFilter victims",
 }
 UNAVAILABLE["nodes"] = UNAVAILABLE["podsWithAffinity"] = UNAVAILABLE["pods"]
+UNAVAILABLE["workloadSelector"] = (
+    "in {where}: like the cluster-wide lists, it is available in preFilter, postFilter, "
+    "preScore, permit and spec.variables; compute what {where} needs in a variable"
+)
 UNAVAILABLE["aggregates"] = (
     "in {where}: aggregates are read by rules (preFilter and later points); an aggregate's "
     "fields may read variables, not the other way round"

@@ -12,6 +12,10 @@ Variables (docs/architecture.md#the-variable-model):
 ``podsWithAffinity`` list(Pod): the pods counted on a node that have pod affinity or
              anti-affinity terms (kube-scheduler's PodsWithAffinity; an index the cache
              keeps, so that policies need not scan ``pods``)
+``workloadSelector`` dyn: kube-scheduler's DefaultSelector of ``pod`` — the selector
+             (``metav1.LabelSelector``: matchLabels, matchExpressions) of the Services
+             selecting it and of its ReplicationController, ReplicaSet or StatefulSet
+             controller; null when none does (pod-level points, as ``pods``)
 ``params``   the policy's parameters: one ``dyn`` field per key of ``spec.params``
 ``variables`` the policy's variables: one field per declared variable, typed by its
              expression
@@ -83,6 +87,7 @@ NODE_PODS = "nodePods"
 PODS = "pods"
 NODES = "nodes"
 PODS_WITH_AFFINITY = "podsWithAffinity"
+WORKLOAD_SELECTOR = "workloadSelector"
 PARAMS = "params"
 VARIABLES = "variables"
 A = "a"
@@ -219,6 +224,7 @@ _TYPES: Mapping[str, Type] = {
     PODS: list_of(POD_TYPE),
     NODES: list_of(NODE_TYPE),
     PODS_WITH_AFFINITY: list_of(POD_TYPE),
+    WORKLOAD_SELECTOR: DYN,
     PARAMS: PARAMS_TYPE,
     VARIABLES: VARIABLES_TYPE,
     A: POD_TYPE,
@@ -230,7 +236,7 @@ _TYPES: Mapping[str, Type] = {
 }
 
 _POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
-_CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY})
+_CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY, WORKLOAD_SELECTOR})
 _CLUSTER_LEVEL = _POD_LEVEL | _CLUSTER | {AGGREGATES}
 _NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS, AGGREGATES}
 

@@ -44,3 +44,38 @@ def make_node(
         "metadata": {"name": name},
         "status": {"allocatable": allocatable, "capacity": dict(allocatable)},
     }
+
+
+def make_namespace(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": name, "labels": labels}}
+
+
+def make_service(name: str, selector: dict[str, str] | None, *,
+                 namespace: str = "default") -> dict[str, Any]:
+    spec: dict[str, Any] = {"ports": [{"port": 80}]}
+    if selector is not None:
+        spec["selector"] = selector
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def make_controller(kind: str, name: str, selector: Any, *,
+                    namespace: str = "default") -> dict[str, Any]:
+    """A ReplicationController (``selector``: a label map), ReplicaSet or StatefulSet
+    (``selector``: a LabelSelector)."""
+    api_version = "v1" if kind == "ReplicationController" else "apps/v1"
+    return {"apiVersion": api_version, "kind": kind,
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": 1, "selector": selector}, "status": {"replicas": 0}}
+
+
+def controlled_by(pod: dict[str, Any], kind: str, name: str,
+                  api_version: str | None = None, controller: bool = True) -> dict[str, Any]:
+    """``pod`` with an ownerReference to its controller ``kind``/``name``."""
+    if api_version is None:
+        api_version = "v1" if kind == "ReplicationController" else "apps/v1"
+    pod["metadata"].setdefault("ownerReferences", []).append(
+        {"apiVersion": api_version, "kind": kind, "name": name, "uid": f"{name}-uid",
+         "controller": controller})
+    return pod

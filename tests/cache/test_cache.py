@@ -11,7 +11,14 @@ from policysched.cache import Cache, CacheError, ObjectError
 from policysched.model.events import ClusterEvent
 from policysched.model.objects import PodInfo
 
-from .objects_builder import make_node, make_pod
+from .objects_builder import (
+    controlled_by,
+    make_controller,
+    make_namespace,
+    make_node,
+    make_pod,
+    make_service,
+)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "cluster.yaml"
 
@@ -314,3 +321,93 @@ def test_incremental_snapshots_always_match_the_live_cache() -> None:
             assert copied.view == node.view and list(copied.pods) == list(node.pods)
         counted = {p.name for p in snapshot.pod_infos()}
         assert counted == {k.split("/")[1] for n in live for k in n.pods}
+
+
+# --------------------------------------------------------------------------- namespaces, workloads
+
+
+def test_namespaces_are_kept_with_their_labels() -> None:
+    """namespace_labels: None for a namespace not known (kube's incoming-pod semantics),
+    its labels otherwise; a change of labels renews the snapshot and its generation,
+    anything else changes nothing."""
+    cache = Cache()
+    assert cache.namespace_labels("team-a") is None
+    before = cache.snapshot()
+    change = cache.apply(_event("ADDED", make_namespace("team-a", team="a")))
+    assert change.changed and cache.namespace_labels("team-a") == {"team": "a"}
+    after = cache.snapshot()
+    assert after is not before
+    assert after.namespace_generation > before.namespace_generation
+    assert after.namespace_labels("team-a") == {"team": "a"}
+    assert before.namespace_labels("team-a") is None  # a snapshot keeps what it saw
+    annotated = make_namespace("team-a", team="a")
+    annotated["metadata"]["annotations"] = {"owner": "x"}
+    assert not cache.apply(_event("MODIFIED", annotated)).changed
+    assert cache.snapshot() is after
+    relabelled = make_namespace("team-a", team="b")
+    assert cache.apply(_event("MODIFIED", relabelled)).changed
+    assert cache.snapshot().namespace_labels("team-a") == {"team": "b"}
+    assert cache.apply(_event("DELETED", relabelled)).changed
+    assert cache.namespace_labels("team-a") is None
+    assert cache.snapshot().namespace_generation == after.namespace_generation + 2
+
+
+def test_an_added_namespace_without_labels_is_known() -> None:
+    cache = Cache()
+    assert cache.apply(_event("ADDED", make_namespace("plain"))).changed
+    assert cache.namespace_labels("plain") == {}
+
+
+def test_workloads_make_the_default_selector_of_their_namespaces_pods() -> None:
+    cache = Cache()
+    pod_obj = controlled_by(make_pod("web-1", namespace="shop",
+                                     labels={"app": "web", "tier": "front"}), "ReplicaSet",
+                            "web")
+    cache.apply(_event("ADDED", pod_obj))
+    pod = cache.pod("shop/web-1")
+    assert pod is not None
+    assert cache.default_selector(pod) is None
+    service = make_service("front", {"tier": "front"}, namespace="shop")
+    replica_set = make_controller("ReplicaSet", "web", {"matchLabels": {"app": "web"}},
+                                  namespace="shop")
+    for obj in (service, replica_set,
+                make_service("elsewhere", {"app": "web"}, namespace="other"),
+                make_controller("ReplicaSet", "web", {"matchLabels": {"x": "y"}},
+                                namespace="other")):
+        assert cache.apply(_event("ADDED", obj)).changed
+    want = {"matchLabels": {"tier": "front"},
+            "matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}
+    assert cache.default_selector(pod) == want
+    snapshot = cache.snapshot()
+    assert snapshot.default_selector(pod) == want
+    # a status update changes nothing; the snapshot stays
+    replica_set["status"] = {"replicas": 3}
+    assert not cache.apply(_event("MODIFIED", replica_set)).changed
+    assert cache.snapshot() is snapshot
+    # a selector changed or a workload deleted: a new snapshot, the old one unchanged
+    assert cache.apply(_event("DELETED", service)).changed
+    assert cache.default_selector(pod) == {"matchLabels": {}, "matchExpressions": want[
+        "matchExpressions"]}
+    assert snapshot.default_selector(pod) == want
+    assert cache.snapshot() is not snapshot
+    assert cache.apply(_event("DELETED", replica_set)).changed
+    assert cache.default_selector(pod) is None
+    assert not cache.apply(_event("DELETED", replica_set)).changed  # already gone
+
+
+def test_a_malformed_workload_is_refused_and_changes_nothing() -> None:
+    cache = Cache()
+    good = make_service("s", {"app": "web"})
+    cache.apply(_event("ADDED", good))
+    with pytest.raises(ObjectError):
+        cache.apply(_event("MODIFIED", make_service("s", {"app": "-bad-"})))
+    pod = _pod_info_of(cache, make_pod("p", labels={"app": "web"}))
+    assert cache.default_selector(pod) == {"matchLabels": {"app": "web"},
+                                           "matchExpressions": []}
+
+
+def _pod_info_of(cache: Cache, obj: dict[str, Any]) -> PodInfo:
+    cache.apply(_event("ADDED", obj))
+    pod = cache.pod(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
+    assert pod is not None
+    return pod

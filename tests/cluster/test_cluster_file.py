@@ -141,3 +141,85 @@ spec: {priorityClassName: one, priority: 5}
 def test_an_unreadable_file_is_a_cluster_file_error(tmp_path: Path) -> None:
     with pytest.raises(ClusterFileError, match="cannot read the file: No such file"):
         load_cluster_file(tmp_path / "missing.yaml")
+
+
+def test_namespaces_and_workloads_are_cluster_objects() -> None:
+    text = """
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-a, labels: {team: a}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: team-a}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: old}
+spec:
+  template: {metadata: {labels: {app: old}}}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web-1, namespace: team-a}
+spec: {selector: {matchLabels: {app: web}}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: team-a}
+spec:
+  selector:
+    matchExpressions: [{key: app, operator: In, values: [db]}]
+---
+kind: Service
+metadata: {name: web}
+"""
+    objects = parse_cluster(text)
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("Namespace", "team-a"), ("Service", "web"), ("ReplicationController", "old"),
+        ("ReplicaSet", "web-1"), ("StatefulSet", "db"), ("Service", "web")]
+
+
+def test_bad_namespaces_and_workloads_are_reported() -> None:
+    text = """
+kind: Namespace
+metadata: {name: a, labels: {team: 1}}
+---
+kind: Namespace
+metadata: {name: a}
+---
+apiVersion: v1
+kind: ReplicaSet
+metadata: {name: web}
+spec: {selector: {matchLabels: {app: web}}}
+---
+kind: StatefulSet
+metadata: {name: db}
+spec: {replicas: 1}
+---
+kind: Service
+metadata: {name: s}
+spec: {selector: {app: -web}}
+---
+kind: Service
+metadata: {name: s, namespace: other}
+spec: {selector: {app: web}}
+---
+kind: Service
+metadata: {name: s, namespace: other}
+"""
+    with pytest.raises(ClusterFileError) as caught:
+        parse_cluster(text)
+    assert [str(p) for p in caught.value.problems] == [
+        "document 1 (Namespace a): metadata.labels.team: must be a string, not an integer",
+        'document 3 (ReplicaSet default/web): apiVersion: ReplicaSet must have apiVersion '
+        '"apps/v1", not "v1"',
+        "document 4 (StatefulSet default/db): spec.selector: required field is missing",
+        "document 5 (Service default/s): spec.selector.app: invalid label value '-web': "
+        + "a valid label must be an empty string or consist of alphanumeric characters, '-', "
+        "'_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue', "
+        "or 'my_value', or '12345')",
+        "document 7 (Service other/s): duplicate Service other/s (first defined in "
+        "document 6)",
+    ]

@@ -49,12 +49,19 @@ _PATH = re.compile(
     r"(?:/(?P<name>[^/]+))?(?:/(?P<sub>[a-z]+))?$")
 
 
+_NAMESPACED = ("pods", "podgroups", "events", "services", "replicationcontrollers",
+               "replicasets", "statefulsets")
+
+
 class FakeApiServer:
-    """An in-memory API server for nodes, pods, podgroups and events."""
+    """An in-memory API server for nodes, pods, podgroups, events, namespaces and the
+    workloads that select pods."""
 
     def __init__(self, podgroups: bool = False, page_size: int | None = None) -> None:
         self.store: dict[str, dict[str, dict[str, Any]]] = {
-            "nodes": {}, "pods": {}, "podgroups": {}, "events": {}}
+            "nodes": {}, "pods": {}, "podgroups": {}, "events": {}, "namespaces": {},
+            "services": {}, "replicationcontrollers": {}, "replicasets": {},
+            "statefulsets": {}}
         self.podgroups = podgroups
         self.page_size = page_size
         self.rv = 100
@@ -178,7 +185,7 @@ class FakeApiServer:
             self.rv += 1
             obj = json.loads(json.dumps(obj))
             metadata = obj.setdefault("metadata", {})
-            if resource in ("pods", "podgroups", "events"):
+            if resource in _NAMESPACED:
                 metadata.setdefault("namespace", "default")
             key = self.key(obj)
             old = self.store[resource].get(key)
@@ -657,14 +664,16 @@ def test_an_outage_is_logged_once_per_client_not_per_retry(
     server.put("pods", pod("after"))
     collect(backend, lambda es: any(e.obj["metadata"]["name"] == "after" for e in es),
             timeout=10)
-    wait_for(lambda: not backend.nodes.connection.failing, timeout=10)
+    informers = [backend.nodes, backend.pods, *backend.selecting]
+    wait_for(lambda: not any(i.connection.failing for i in informers), timeout=15)
     backend.bind(info(server, "after"), "n1")
     backend.record_event(info(server, "after"), "Normal", "Scheduled", "m")
     backend.events.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     clients = (km.CONNECTION_INFORMER.format(resource="Node"),
-               km.CONNECTION_INFORMER.format(resource="Pod"), km.CONNECTION_EVENTS,
-               km.CONNECTION_POD_WRITES)
+               km.CONNECTION_INFORMER.format(resource="Pod"),
+               *(km.CONNECTION_INFORMER.format(resource=i.name) for i in backend.selecting),
+               km.CONNECTION_EVENTS, km.CONNECTION_POD_WRITES)
     assert sorted(w.split(":")[0] for w in warnings) == sorted(clients), warnings
     assert all("lost connection to the API server" in w for w in warnings), warnings
     back = [r.getMessage() for r in caplog.records if "reconnected" in r.getMessage()]
@@ -688,14 +697,57 @@ def test_pod_groups_are_watched_when_the_api_is_served() -> None:
         server.stop()
 
 
+def test_namespaces_and_workloads_are_watched(server: FakeApiServer,
+                                              backend: KubeBackend) -> None:
+    """Namespaces and the workloads of DefaultSelector are listed and watched like pods;
+    updates that change nothing the scheduler reads of them (status, annotations) are
+    not emitted."""
+    server.put("namespaces", {"metadata": {"name": "shop", "labels": {"team": "a"}}})
+    server.put("services", {"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"}}})
+    server.put("replicationcontrollers", {"metadata": {"name": "old"},
+                                          "spec": {"selector": {"app": "old"}}})
+    replica_set = {"metadata": {"name": "web-1"},
+                   "spec": {"selector": {"matchLabels": {"app": "web"}}}}
+    server.put("replicasets", replica_set)
+    server.put("statefulsets", {"metadata": {"name": "db"},
+                                "spec": {"selector": {"matchLabels": {"app": "db"}}}})
+    events = started(backend)
+    assert sorted(summary(events)) == [
+        ("ADDED", "Namespace", "shop"), ("ADDED", "ReplicaSet", "web-1"),
+        ("ADDED", "ReplicationController", "old"), ("ADDED", "Service", "web"),
+        ("ADDED", "StatefulSet", "db")]
+    assert {e.resource: e.obj["apiVersion"] for e in events} == {
+        "Namespace": "v1", "Service": "v1", "ReplicationController": "v1",
+        "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1"}
+    server.put("replicasets", {**replica_set, "status": {"replicas": 3}})
+    server.put("namespaces", {"metadata": {"name": "shop", "labels": {"team": "a"},
+                                           "annotations": {"note": "x"}}})
+    suppressed = [i for i in backend.selecting if i.name in ("ReplicaSet", "Namespace")]
+    wait_for(lambda: all(i.suppressed == 1 for i in suppressed))
+    assert backend.drain_events() == []
+    server.put("namespaces", {"metadata": {"name": "shop", "labels": {"team": "b"}}})
+    server.put("replicasets", {"metadata": {"name": "web-1"}, "spec": {
+        "selector": {"matchLabels": {"app": "web", "rev": "2"}}}})
+    server.delete("services", "default/web")
+    events = collect(backend, lambda es: len(es) >= 3)
+    assert sorted(summary(events)) == [
+        ("DELETED", "Service", "web"), ("MODIFIED", "Namespace", "shop"),
+        ("MODIFIED", "ReplicaSet", "web-1")]
+
+
 def test_namespace_restricts_pods(server: FakeApiServer) -> None:
     server.put("pods", pod("mine"))
     other = pod("theirs")
     other["metadata"]["namespace"] = "other"
     server.put("pods", other)
+    server.put("services", {"metadata": {"name": "mine", "namespace": "default"}})
+    server.put("services", {"metadata": {"name": "theirs", "namespace": "other"}})
+    server.put("namespaces", {"metadata": {"name": "other"}})
     live = KubeBackend(server.api_client(), namespace="default")
     events = started(live)
     assert [n for k, r, n in summary(events) if r == "Pod"] == ["mine"]
+    assert [n for k, r, n in summary(events) if r == "Service"] == ["mine"]
+    assert [n for k, r, n in summary(events) if r == "Namespace"] == ["other"]  # cluster-wide
     live.close()
 
 

@@ -12,7 +12,14 @@ from policysched.framework.backend import BackendError, BindError
 from policysched.model.clock import SimulatedClock
 from policysched.model.objects import PodInfo, parse_timestamp, pod_info
 
-from ..cache.objects_builder import make_node, make_pod
+from ..cache.objects_builder import (
+    controlled_by,
+    make_controller,
+    make_namespace,
+    make_node,
+    make_pod,
+    make_service,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 T0 = parse_timestamp("2024-01-01T00:05:00Z")
@@ -75,8 +82,8 @@ def test_creating_refuses_duplicates_unknown_kinds_and_malformed_objects() -> No
     backend = _backend()
     with pytest.raises(BackendError, match="already exists"):
         backend.add_object(make_node("node-a"))
-    with pytest.raises(BackendError, match='unsupported kind "Service"'):
-        backend.add_object({"kind": "Service", "metadata": {"name": "s"}})
+    with pytest.raises(BackendError, match='unsupported kind "Deployment"'):
+        backend.add_object({"kind": "Deployment", "metadata": {"name": "s"}})
     with pytest.raises(ObjectError, match=r"spec.containers\[0\].resources.requests.cpu"):
         backend.add_object(make_pod("bad", cpu="1.5.3Gi"))
     with pytest.raises(ObjectError, match='no PriorityClass with name "gold"'):
@@ -225,3 +232,36 @@ def test_cache_fed_by_the_backend_counts_a_bound_pod_once() -> None:
     assert node.requested["cpu"] == 1000 and node.pod_count == 1
     assert not cache.is_assumed(pod)
     assert node.pod_views[0]["priority"] == 1000
+
+
+def test_namespaces_and_workloads_come_before_pods_and_feed_the_cache() -> None:
+    pod = controlled_by(make_pod("web-1", namespace="shop", labels={"app": "web"}),
+                        "StatefulSet", "web")
+    backend = MemoryBackend([
+        pod, make_service("web", {"app": "web"}, namespace="shop"),
+        make_controller("StatefulSet", "web", {"matchLabels": {"app": "web"}},
+                        namespace="shop"),
+        make_namespace("shop", team="a"), make_node("n1")])
+    events = backend.drain_events()
+    assert [(e.kind, e.resource) for e in events] == [
+        ("ADDED", "Node"), ("ADDED", "Namespace"), ("ADDED", "Service"),
+        ("ADDED", "StatefulSet"), ("ADDED", "Pod")]
+    cache = Cache()
+    for event in events:
+        cache.apply(event)
+    info = cache.pod("shop/web-1")
+    assert info is not None and cache.namespace_labels("shop") == {"team": "a"}
+    assert cache.default_selector(info) == {
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}
+    backend.update_object(make_namespace("shop", team="b"))
+    backend.delete_object("Service", "web", "shop")
+    for event in backend.drain_events():
+        cache.apply(event)
+    assert cache.namespace_labels("shop") == {"team": "b"}
+    assert cache.default_selector(info) == {
+        "matchLabels": {},
+        "matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]}
+    with pytest.raises(ObjectError, match=r"spec\.selector: required field is missing"):
+        backend.add_object(make_controller("ReplicaSet", "bad", None))
+    assert backend.get("Namespace", "shop") is not None

@@ -170,6 +170,11 @@ CLUSTER_RULES = [
     ("", "pods/status", ["patch"]),
     ("", "pods/eviction", ["create"]),
     ("", "nodes", ["get", "list", "watch"]),
+    ("", "namespaces", ["list", "watch"]),
+    ("", "services", ["list", "watch"]),
+    ("", "replicationcontrollers", ["list", "watch"]),
+    ("apps", "replicasets", ["list", "watch"]),
+    ("apps", "statefulsets", ["list", "watch"]),
     ("events.k8s.io", "events", ["create", "patch"]),
     ("scheduling.x-k8s.io", "podgroups", ["get", "list", "watch"]),
 ]

@@ -28,6 +28,16 @@ ALLOWED = [
     ("list", "", "nodes", "", ""),
     ("watch", "", "nodes", "", ""),
     ("get", "", "nodes", "", ""),
+    ("list", "", "namespaces", "", ""),
+    ("watch", "", "namespaces", "", ""),
+    ("list", "", "services", "", ""),
+    ("watch", "", "services", "", ""),
+    ("list", "", "replicationcontrollers", "", ""),
+    ("watch", "", "replicationcontrollers", "", ""),
+    ("list", "apps", "replicasets", "", ""),
+    ("watch", "apps", "replicasets", "", ""),
+    ("list", "apps", "statefulsets", "", ""),
+    ("watch", "apps", "statefulsets", "", ""),
     ("create", "events.k8s.io", "events", "", "default"),
     ("patch", "events.k8s.io", "events", "", "default"),
     ("create", "events.k8s.io", "events", "", NS),  # PolicyRejected on a ConfigMap
@@ -67,6 +77,8 @@ DENIED = [
     ("escalate", "rbac.authorization.k8s.io", "clusterroles", "", ""),
     ("create", "apps", "deployments", "", NS),
     ("delete", "", "namespaces", "", ""),
+    ("update", "", "services", "", "default"),
+    ("create", "apps", "replicasets", "", "default"),
 ]
 
 

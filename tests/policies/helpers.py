@@ -327,7 +327,8 @@ class Harness:
     def __init__(self, policy: str | Policy, the_pod: dict[str, Any],
                  cluster: Cluster | None = None, *, now: int = 2000,
                  params: Mapping[str, Any] | None = None,
-                 all_pods: Iterable[dict[str, Any]] | None = None) -> None:
+                 all_pods: Iterable[dict[str, Any]] | None = None,
+                 workload_selector: Mapping[str, Any] | None = None) -> None:
         self.policy = load(policy) if isinstance(policy, str) else policy
         self.pod = the_pod
         self.cluster = cluster or Cluster([])
@@ -336,6 +337,7 @@ class Harness:
             "now": now, "pod": the_pod, "params": {**self.policy.params, **(params or {})},
             "pods": pods, "nodes": self.cluster.nodes,
             "podsWithAffinity": [p for p in pods if p["nodeName"] and has_pod_affinity(p)],
+            "workloadSelector": workload_selector,
         }
         self.base["variables"] = _Variables(self.policy, self.base)
         self.base["aggregates"] = _Aggregates(self.policy, self.base, self.cluster)

@@ -206,3 +206,41 @@ def test_score_weight_is_the_log_of_domains_plus_two(x: int) -> None:
     running = [web(f"w{i}", "n0") for i in range(10)]
     h = harness([constraint(when="ScheduleAnyway")], nodes, running)
     assert h.raw_scores()["n0"] == round(10 * math.log(max(x - 2, 1) + 2))
+
+
+def test_system_default_constraints_select_by_the_workload() -> None:
+    """A pod without constraints gets kube's system defaults (hostname maxSkew 3, zone
+    maxSkew 5, ScheduleAnyway) over the pods its Services / controllers select."""
+    running = [web("w0", "a1"), web("w1", "a1"), web("w2", "b1"),
+               web("x", "c1", labels={"app": "db"})]
+    nodes = zones(*NODES)
+    selector = {"matchLabels": {"app": "web"}}
+    h = Harness("pod-topology-spread", pod("new", labels={"app": "web"}),
+                Cluster(nodes, running), workload_selector=selector)
+    assert [(c["topologyKey"], c["maxSkew"]) for c in h.variables["constraints"]] == [
+        ("kubernetes.io/hostname", 3), ("topology.kubernetes.io/zone", 5)]
+    assert h.pre_score() and h.reasons() == dict.fromkeys(["a1", "a2", "b1", "c1"])
+    # per node: on-node count * ln(4 nodes + 2) + 2, + zone count * ln(3 zones + 2) + 4
+    host, zone = math.log(6), math.log(5)
+    expected = {"a1": round(2 * host + 2 + 2 * zone + 4), "a2": round(2 + 2 * zone + 4),
+                "b1": round(host + 2 + zone + 4), "c1": round(2.0 + 4)}
+    assert h.raw_scores() == expected
+    # nothing selects the pod: no constraint, no work
+    alone = Harness("pod-topology-spread", pod("new", labels={"app": "web"}),
+                    Cluster(nodes, running))
+    assert alone.variables["constraints"] == [] and not alone.pre_score()
+    # params.systemDefaulted false (kube's defaultingType List with no constraints)
+    off = Harness("pod-topology-spread", pod("new", labels={"app": "web"}),
+                  Cluster(nodes, running), workload_selector=selector,
+                  params={"systemDefaulted": False})
+    assert off.variables["constraints"] == []
+
+
+def test_system_defaults_score_nodes_lacking_a_key() -> None:
+    nodes = [*zones(("a1", "a"), ("b1", "b")), node("bare")]
+    h = Harness("pod-topology-spread", pod("new", labels={"app": "web"}),
+                Cluster(nodes, [web("w0", "a1")]),
+                workload_selector={"matchLabels": {"app": "web"}})
+    raw = h.raw_scores()
+    assert raw["bare"] >= 0  # ranked (kube ignores no node for system defaults)
+    assert normalised(raw)["bare"] > 0

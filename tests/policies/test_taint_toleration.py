@@ -1,11 +1,19 @@
-"""taint-toleration: kube-scheduler's TaintToleration filter and PreferNoSchedule score."""
+"""taint-toleration: kube-scheduler's TaintToleration filter and PreferNoSchedule score; the
+same verdicts and raw scores as the brute-force CEL policy it replaces
+(reference/taint-toleration.yaml) on random nodes and pods."""
 
 from __future__ import annotations
+
+import random
+from functools import cache
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from policysched.framework.runtime import normalise
-from policysched.policy import Normalization
+from policysched.policy import Normalization, Policy, load_policy_set
+from tests.mutation import FuzzSettings
 
 from .helpers import Cluster, Harness, kube_default_normalize, node, pod
 
@@ -92,3 +100,46 @@ def test_reverse_normalisation_rounds_as_kube() -> None:
     raw = {"a": 1, "b": 3}
     assert kube_default_normalize(raw, reverse=True) == {"a": 67, "b": 0}
     assert [int(x) for x in normalise([1, 3], Normalization.REVERSE)] == [67, 0]
+
+
+# --------------------------------------------------------------------------- the reference
+
+TEST = "tests/policies/test_taint_toleration.py"
+SETTINGS = FuzzSettings.from_environment()
+REFERENCE = Path(__file__).resolve().parent / "reference" / "taint-toleration.yaml"
+CASES = 30  # each: 6 random nodes, 6 random pods
+
+KEYS = ("gpu", "spot", "zone")
+VALUES = ("", "true", "x")
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+@cache
+def reference() -> Policy:
+    [policy] = load_policy_set([REFERENCE]).policies
+    return policy
+
+
+def random_toleration(rng: random.Random) -> dict[str, Any]:
+    toleration = {"key": rng.choice(("", *KEYS)), "operator": rng.choice(("", "Equal", "Exists",
+                                                                         "Lt")),
+                  "value": rng.choice(VALUES), "effect": rng.choice(("", *EFFECTS))}
+    return {k: v for k, v in toleration.items() if v or rng.random() < 0.5}
+
+
+def random_taint(rng: random.Random) -> dict[str, str]:
+    return {"key": rng.choice(KEYS), "value": rng.choice(VALUES), "effect": rng.choice(EFFECTS)}
+
+
+@pytest.mark.parametrize("case", SETTINGS.cases(CASES))
+def test_same_verdicts_and_scores_as_the_reference(case: int) -> None:
+    rng = SETTINGS.rng(TEST, case)
+    cluster = Cluster([node(f"n{i}", taints=[random_taint(rng) for _ in range(rng.randint(0, 3))])
+                       for i in range(6)])
+    for _ in range(6):
+        the_pod = pod(tolerations=[random_toleration(rng) for _ in range(rng.randint(0, 3))])
+        new = Harness("taint-toleration", the_pod, cluster)
+        old = Harness(reference(), the_pod, cluster)
+        where = f"case {case} ({SETTINGS.reproduce(TEST, case)}): {the_pod['tolerations']}"
+        assert new.reasons() == old.reasons(), where
+        assert new.raw_scores() == old.raw_scores(), where

@@ -4,6 +4,7 @@ error naming the problem, and the values work in every evaluation tier."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import pytest
 
 from policysched.cel import CelCompileError, CelError, CompileErrorKind, compile_expression
 from policysched.cel.types import BOOL, INT
-from policysched.cel.vector import freeze
+from policysched.cel.vector import FactorisedColumn, Scalar, column_of, freeze
 from policysched.framework.scheduler import SCALAR, VECTORISED
 from policysched.model import selectors
 from policysched.model.objects import node_view, pod_info
@@ -299,3 +300,68 @@ def test_both_tiers_place_every_pod_alike(tmp_path: Path, seed: int,
     assert any(node for node, _, _ in scalar.values())
     assert not [m for _, m, _ in scalar.values() if m and "kubernetes-functions" in m]
     assert "vectorised evaluation failed" not in caplog.text
+
+
+def random_requirement(rng: random.Random) -> dict[str, Any]:
+    key = rng.choice(("zone", "disk", "cpu"))
+    operator = rng.choice(("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"))
+    if operator in ("In", "NotIn"):
+        return {"key": key, "operator": operator, "values": rng.sample(("z1", "ssd", "4"), 2)}
+    if operator in ("Gt", "Lt"):
+        return {"key": key, "operator": operator, "values": [rng.choice(("2", "8", "16"))]}
+    return {"key": key, "operator": operator}
+
+
+def random_term(rng: random.Random) -> dict[str, Any]:
+    term: dict[str, Any] = {"matchExpressions": [random_requirement(rng)
+                                                 for _ in range(rng.randint(0, 2))]}
+    if rng.random() < 0.3:
+        term["matchFields"] = [{"key": rng.choice(("metadata.name", "spec.x")),
+                                "operator": rng.choice(("In", "NotIn")),
+                                "values": [rng.choice(("n1", "n2", ""))]}]
+    return term
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_columns_agree_with_the_matcher_node_by_node(seed: int) -> None:
+    """``NodeAffinity.matches`` and ``PreferredNodeAffinity.score`` over a column of nodes
+    (the vectorised tier's ``columns``), once per distinct combination of what they read,
+    give what they give on each node."""
+    rng = random.Random(seed)
+    functions = v.environment(v.SCORE).functions
+    views = [node(f"n{i}", {k: rng.choice(values) for k, values in (
+        ("zone", ("z1", "z2")), ("disk", ("ssd", "hdd")), ("cpu", ("4", "16", "x")),
+        ("pool", ("general", "gpu"))) if rng.random() < 0.7}) for i in range(12)]
+    rows = [rng.choice(views) for _ in range(30)]  # a view may be on several rows
+    column = column_of(rows)
+    assert isinstance(column, FactorisedColumn)
+    for _ in range(10):
+        node_selector = rng.choice(({}, {}, {"pool": "general"},
+                                    {"kubernetes.io/hostname": "n3", "pool": "gpu"}))
+        required = {"nodeSelectorTerms": [random_term(rng) for _ in range(rng.randint(0, 3))]}
+        preferred = [{"weight": rng.randint(1, 100), "preference": random_term(rng)}
+                     for _ in range(rng.randint(0, 3))]
+        affinity = {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": required,
+            "preferredDuringSchedulingIgnoredDuringExecution": preferred}}
+        if rng.random() < 0.3:
+            del affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        matcher = selectors.required_node_affinity(node_selector, affinity)
+        scorer = selectors.preferred_node_affinity(affinity)
+        for function, value, want in (
+                ("matches", matcher, [matcher.matches(n["labels"], n["name"]) for n in rows]),
+                ("score", scorer, [scorer.score(n["labels"], n["name"]) for n in rows])):
+            columns = functions[function].columns
+            assert columns is not None
+            got = columns(len(rows), Scalar(value), column)
+            assert got is not None and got.err is None
+            assert got.data.tolist() == want, (function, node_selector, affinity)
+
+
+def test_columns_leave_what_is_no_node_view_to_the_matcher() -> None:
+    matches = v.environment(v.FILTER).functions["matches"].columns
+    assert matches is not None
+    affinity = Scalar(selectors.required_node_affinity({"pool": "general"}, None))
+    assert matches(2, affinity, column_of([{"a": "b"}, {"c": "d"}])) is None  # label maps
+    assert matches(2, affinity, column_of(["x", "y"])) is None
+    assert matches(2, Scalar("web-1"), column_of(["^web", "^db"])) is None  # a regex

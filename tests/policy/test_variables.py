@@ -14,7 +14,8 @@ ALL_SCOPES = [
     v.UNRESERVE, v.PERMIT, v.PRE_BIND, v.BIND, v.POST_BIND,
 ]
 UNIVERSE = {v.NOW, v.POD, v.NODE, v.NODE_PODS, v.PODS, v.NODES, v.PODS_WITH_AFFINITY,
-            v.PARAMS, v.VARIABLES, v.A, v.B, v.VICTIM, v.AGGREGATES, v.ITEM, v.COUNTED_POD}
+            v.WORKLOAD_SELECTOR, v.PARAMS, v.VARIABLES, v.A, v.B, v.VICTIM, v.AGGREGATES,
+            v.ITEM, v.COUNTED_POD}
 NODE_LEVEL = [v.FILTER, v.SCORE, v.RESERVE, v.UNRESERVE, v.PERMIT, v.PRE_BIND, v.BIND,
               v.POST_BIND, v.POST_FILTER_VICTIMS]
 
@@ -57,6 +58,18 @@ def test_cluster_wide_lists_only_at_pod_level_points() -> None:
         compile_expression("pods.size() + nodes.size()", v.environment(scope))
     message = reference_error("nodes.size()", v.SCORE)
     assert message.startswith("'nodes' is not available in score: the cluster-wide lists")
+
+
+def test_workload_selector_where_the_cluster_wide_lists_are() -> None:
+    """kube's DefaultSelector of the pod (a LabelSelector or null), for spreading rules and
+    the fields of aggregates."""
+    for scope in (v.PRE_FILTER, v.POST_FILTER, v.PRE_SCORE, v.PERMIT, v.VARIABLE, v.AGGREGATE,
+                  v.AGGREGATE_ITEM):
+        compile_expression("workloadSelector == null || 'matchLabels' in workloadSelector",
+                           v.environment(scope), expected=(BOOL,))
+    for scope in (v.SCORE, v.PRE_ENQUEUE, v.MATCH):
+        assert reference_error("workloadSelector", scope).startswith(
+            f"'workloadSelector' is not available in {scope.name}: like the cluster-wide lists")
 
 
 def test_a_and_b_only_in_queue_sort_less() -> None:

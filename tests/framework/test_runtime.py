@@ -1,0 +1,147 @@
+"""framework/runtime.py: what an expression sees at run time — here ``workloadSelector``,
+kube-scheduler's DefaultSelector of the pod, from the Services and controllers the cache
+keeps (model.workloads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from policysched.cluster.memory import MemoryBackend
+from policysched.commands.loading import load_engine
+from policysched.framework.runtime import CycleState
+from policysched.framework.scheduler import Scheduler
+from policysched.model.clock import SimulatedClock
+
+from ..cache.objects_builder import (
+    controlled_by,
+    make_controller,
+    make_node,
+    make_pod,
+    make_service,
+)
+
+PROFILE = "policysched"
+HOSTNAME = "kubernetes.io/hostname"
+# at most one pod of a workload per node; a pod of no workload counts nothing
+POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: one-per-node
+spec:
+  aggregates:
+  - name: siblings
+    pods: "{'labelSelector': workloadSelector}"
+    groupBy: "'kubernetes.io/hostname'"
+  filter:
+  - name: alone
+    expression: aggregates.siblings.onNode(node) == 0
+    reason: node(s) already run a pod of the workload
+"""
+REASON = "node(s) already run a pod of the workload"
+# a filter reading it through a variable: the vectorised tier's per-template reuse must
+# not keep a result that depended on it (it changes without the pod changing)
+LONER_POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: loners
+spec:
+  variables:
+  - name: workload
+    expression: workloadSelector
+  filter:
+  - name: no-workload
+    expression: variables.workload == null
+    reason: pod(s) of a workload are not welcome
+"""
+
+
+def pod(name: str, app: str, *, namespace: str = "default", node: str | None = None
+        ) -> dict[str, Any]:
+    return make_pod(name, namespace=namespace, node=node, labels={"app": app},
+                    schedulerName=PROFILE)
+
+
+def scheduler(tmp_path: Path, objects: list[dict[str, Any]], policy: str = POLICY
+              ) -> tuple[Scheduler, MemoryBackend, SimulatedClock]:
+    (tmp_path / "policy.yaml").write_text(policy)
+    engine = load_engine([str(tmp_path / "policy.yaml")], None)
+    node = make_node("n1")
+    node["metadata"]["labels"] = {HOSTNAME: "n1"}
+    clock = SimulatedClock(0)
+    backend = MemoryBackend([node, *objects], clock)
+    s = Scheduler(backend, engine.frameworks, engine.settings)
+    s.sync()
+    return s, backend, clock
+
+
+def run(s: Scheduler, clock: SimulatedClock) -> dict[str, tuple[str | None, str | None]]:
+    """Schedule until nothing is due within a minute (backoffs end; an unschedulable
+    pod not moved by an event waits five)."""
+    end = clock.now() + 60
+    while True:
+        while s.schedule_one():
+            s.sync()
+        wakeup = s.next_wakeup()
+        if wakeup is None or wakeup > end:
+            return {k: (r.node, r.message) for k, r in s.records.items()}
+        clock.advance_to(max(wakeup, clock.now()))
+        s.advance()
+
+
+def test_workload_selector_is_the_pods_default_selector(tmp_path: Path) -> None:
+    web = controlled_by(pod("web-1", "web"), "ReplicaSet", "web")
+    s, _, _ = scheduler(tmp_path, [
+        make_service("front", {"app": "web"}),
+        make_controller("ReplicaSet", "web", {"matchExpressions": [
+            {"key": "app", "operator": "In", "values": ["web", "www"]}]}),
+        web, pod("api-1", "api")])
+    snapshot = s.cache.snapshot()
+    [instance] = s.profiles[PROFILE].instances
+    want = {"matchLabels": {"app": "web"}, "matchExpressions": [
+        {"key": "app", "operator": "In", "values": ["web", "www"]}]}
+    for key, expected in (("default/web-1", want), ("default/api-1", None)):
+        info = s.cache.pod(key)
+        assert info is not None
+        base = s.cycle_state(info, snapshot).base(instance)
+        assert base["workloadSelector"] == expected
+        assert base["workloadSelector"] == s.cache.default_selector(info)
+        # without a cluster snapshot (the preEnqueue gate's state): null
+        assert CycleState(info, 0, list, list).base(instance)["workloadSelector"] is None
+
+
+def test_a_rule_counts_the_pods_of_the_pods_workload(tmp_path: Path) -> None:
+    """web-1 is selected by the Service "front", as web-0 on n1 is: n1 is taken. db-1's
+    StatefulSet selects db-0 too, but db-0 is of another namespace; api-1 belongs to no
+    workload (the ReplicaSet selecting its labels is not its controller). Deleting the
+    Service moves web-1 back, and its workload is then none."""
+    s, backend, clock = scheduler(tmp_path, [
+        make_service("front", {"app": "web"}),
+        make_controller("StatefulSet", "db", {"matchLabels": {"app": "db"}}),
+        make_controller("ReplicaSet", "api", {"matchLabels": {"app": "api"}}),
+        pod("web-0", "web", node="n1"), pod("db-0", "db", namespace="other", node="n1"),
+        pod("api-0", "api", node="n1"),
+        pod("web-1", "web"), controlled_by(pod("db-1", "db"), "StatefulSet", "db"),
+        pod("api-1", "api")])
+    outcomes = run(s, clock)
+    assert outcomes["default/web-1"][0] is None
+    assert REASON in str(outcomes["default/web-1"][1])
+    assert outcomes["default/db-1"][0] == "n1"
+    assert outcomes["default/api-1"][0] == "n1"
+    backend.delete_object("Service", "front")
+    s.sync()
+    assert run(s, clock)["default/web-1"][0] == "n1"
+
+
+def test_a_result_that_read_it_is_not_reused_once_it_changed(tmp_path: Path) -> None:
+    """The Service goes, web-1 is retried with the same template: its filter is evaluated
+    anew (``workloadSelector`` is one of the vectorised tier's cycle inputs)."""
+    s, backend, clock = scheduler(tmp_path, [make_service("front", {"app": "web"}),
+                                             pod("web-1", "web")], LONER_POLICY)
+    node, message = run(s, clock)["default/web-1"]
+    assert node is None and "pod(s) of a workload are not welcome" in str(message)
+    backend.delete_object("Service", "front")
+    s.sync()
+    assert run(s, clock)["default/web-1"][0] == "n1"
