@@ -17,6 +17,7 @@ Not thread-safe: the engine applies events and takes snapshots from one thread.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -76,6 +77,10 @@ def _no_selector(pod: PodInfo) -> dict[str, Any] | None:
     return None
 
 
+def _no_members(group_key: str) -> int:
+    return 0
+
+
 def _default_selector(workloads: Workloads, pod: PodInfo) -> dict[str, Any] | None:
     """kube-scheduler's DefaultSelector of ``pod`` (``model.workloads.default_selector``)
     among ``workloads``."""
@@ -107,6 +112,8 @@ class Snapshot:
     # kube-scheduler's DefaultSelector of a pod: model.workloads.default_selector
     default_selector: Callable[[PodInfo], dict[str, Any] | None] = field(
         default=_no_selector, repr=False)
+    # the pods of the cluster (any phase) labelled with a pod group ("namespace/name")
+    group_members: Callable[[str], int] = field(default=_no_members, repr=False)
     _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
     _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
@@ -176,6 +183,7 @@ class Cache:
         self._namespaces: NamespaceLabels = {}
         self.namespace_generation = 0  # changes whenever a namespace's labels do
         self._workloads: Workloads = {}
+        self._group_members: Counter[str] = Counter()  # pod group key -> its pods
 
     # ------------------------------------------------------------------ events
 
@@ -206,6 +214,7 @@ class Cache:
         if event.kind == "DELETED":
             key = pod_key(event.obj)
             old = self._pods.pop(key, None)
+            self._count_member(old, None)
             self._assumed.pop(key, None)
             self._binding_finished.discard(key)
             self._unplace(key)
@@ -215,6 +224,7 @@ class Cache:
         key = pod.key
         old = self._pods.get(key)
         self._pods[key] = pod
+        self._count_member(old, pod)
         assumed_node = self._assumed.get(key)
         if assumed_node is not None and not pod.node_name and not pod.terminated:
             self._place(pod.with_node(assumed_node), assumed_node)  # still assumed
@@ -461,10 +471,24 @@ class Cache:
         self._changed()
 
     def _cluster_objects(self) -> dict[str, Any]:
-        """The snapshot's view of namespaces and workloads, as they are now."""
+        """The snapshot's view of namespaces, workloads and pod groups, as they are now."""
         return {"namespace_labels": self._namespaces.get,
                 "namespace_generation": self.namespace_generation,
-                "default_selector": partial(_default_selector, self._workloads)}
+                "default_selector": partial(_default_selector, self._workloads),
+                "group_members": self._group_members.__getitem__}
+
+    def _count_member(self, old: PodInfo | None, new: PodInfo | None) -> None:
+        """Keep ``_group_members`` (pods per pod-group label) as ``old`` becomes ``new``."""
+        before = old.group_key if old is not None else None
+        after = new.group_key if new is not None else None
+        if before == after:
+            return
+        if before is not None:
+            self._group_members[before] -= 1
+            if not self._group_members[before]:
+                del self._group_members[before]
+        if after is not None:
+            self._group_members[after] += 1
 
     def _affinity_view_list(self) -> list[dict[str, Any]]:
         """The views of ``_with_affinity``, rebuilt only after it changed."""

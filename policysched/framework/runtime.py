@@ -271,11 +271,19 @@ class CycleState:
                                "params": instance.params},
                               {"pods": self.pod_views, "nodes": self.node_views,
                                "podsWithAffinity": self.affinity_pod_views,
-                               "workloadSelector": self.workload_selector})
+                               "workloadSelector": self.workload_selector,
+                               "podGroupPods": self.pod_group_pods})
             base["variables"] = _Variables(instance, base)
             base["aggregates"] = _Aggregates(instance, base, self)
             self._bases[instance.name] = base
         return base
+
+    def pod_group_pods(self) -> int:
+        """``podGroupPods``: the pods labelled with the pod's pod group, in any phase (0 for
+        a pod of no group, or without a snapshot)."""
+        key = self.pod.group_key
+        return 0 if self.cluster is None or key is None else \
+            self.cluster.snapshot.group_members(key)
 
     def workload_selector(self) -> dict[str, Any] | None:
         """``workloadSelector``: kube-scheduler's DefaultSelector of the pod in the cycle's
@@ -285,7 +293,8 @@ class CycleState:
 
 class Activation(dict[str, Any]):
     """Variables of an expression; the cluster-wide ones (``pods``, ``nodes``,
-    ``podsWithAffinity``, ``workloadSelector``) are only computed when an expression reads
+    ``podsWithAffinity``, ``workloadSelector``, ``podGroupPods``) are only computed when an
+    expression reads
     them."""
 
     def __init__(self, values: Mapping[str, Any],

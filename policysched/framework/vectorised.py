@@ -64,7 +64,7 @@ NODE_ROOTS = frozenset({"node", "nodePods"})
 POD_IDENTITY = frozenset({"name", "uid", "creationTimestamp", "metadata", "status"})
 # what changes between two scheduling cycles without the pod changing
 CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity", "workloadSelector",
-                          "aggregates"})
+                          "podGroupPods", "aggregates"})
 POLICY_OWN = frozenset({"params", "variables"})  # what differs between two policies
 PASS, FAIL, OTHER = 1, 0, 2  # a filter rule's outcome on a node; OTHER: see ``statuses``
 

@@ -145,7 +145,7 @@ UNAVAILABLE = {
     "victim": "in {where}: victim exists only in postFilter victims",
 }
 UNAVAILABLE["nodes"] = UNAVAILABLE["podsWithAffinity"] = UNAVAILABLE["pods"]
-UNAVAILABLE["workloadSelector"] = (
+UNAVAILABLE["workloadSelector"] = UNAVAILABLE["podGroupPods"] = (
     "in {where}: like the cluster-wide lists, it is available in preFilter, postFilter, "
     "preScore, permit and spec.variables; compute what {where} needs in a variable"
 )

@@ -16,6 +16,9 @@ Variables (docs/architecture.md#the-variable-model):
              (``metav1.LabelSelector``: matchLabels, matchExpressions) of the Services
              selecting it and of its ReplicationController, ReplicaSet or StatefulSet
              controller; null when none does (pod-level points, as ``pods``)
+``podGroupPods`` int: the pods of the cluster, in any phase, labelled with the pod's pod
+             group (``scheduling.x-k8s.io/pod-group``) in its namespace — an index the
+             cache keeps; 0 for a pod of no group (pod-level points, as ``pods``)
 ``params``   the policy's parameters: one ``dyn`` field per key of ``spec.params``
 ``variables`` the policy's variables: one field per declared variable, typed by its
              expression
@@ -88,6 +91,7 @@ PODS = "pods"
 NODES = "nodes"
 PODS_WITH_AFFINITY = "podsWithAffinity"
 WORKLOAD_SELECTOR = "workloadSelector"
+POD_GROUP_PODS = "podGroupPods"
 PARAMS = "params"
 VARIABLES = "variables"
 A = "a"
@@ -225,6 +229,7 @@ _TYPES: Mapping[str, Type] = {
     NODES: list_of(NODE_TYPE),
     PODS_WITH_AFFINITY: list_of(POD_TYPE),
     WORKLOAD_SELECTOR: DYN,
+    POD_GROUP_PODS: INT,
     PARAMS: PARAMS_TYPE,
     VARIABLES: VARIABLES_TYPE,
     A: POD_TYPE,
@@ -236,7 +241,7 @@ _TYPES: Mapping[str, Type] = {
 }
 
 _POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
-_CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY, WORKLOAD_SELECTOR})
+_CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY, WORKLOAD_SELECTOR, POD_GROUP_PODS})
 _CLUSTER_LEVEL = _POD_LEVEL | _CLUSTER | {AGGREGATES}
 _NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS, AGGREGATES}
 

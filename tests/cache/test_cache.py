@@ -411,3 +411,25 @@ def _pod_info_of(cache: Cache, obj: dict[str, Any]) -> PodInfo:
     pod = cache.pod(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
     assert pod is not None
     return pod
+
+
+def test_pods_of_a_pod_group_are_counted_in_any_phase() -> None:
+    """``group_members``: what Coscheduling counts as siblings (every labelled pod)."""
+    group = "scheduling.x-k8s.io/pod-group"
+    cache = Cache()
+    pods = [make_pod(f"p{i}", labels={group: "g"}) for i in range(3)]
+    for p in pods:
+        cache.apply(_event("ADDED", p))
+    cache.apply(_event("ADDED", make_pod("other-ns", namespace="x", labels={group: "g"})))
+    assert cache.snapshot().group_members("default/g") == 3
+    bound = copy.deepcopy(pods[0])
+    bound["spec"]["nodeName"] = "n1"
+    bound["status"] = {"phase": "Succeeded"}
+    cache.apply(_event("MODIFIED", bound))  # still a member when finished
+    moved = copy.deepcopy(pods[1])
+    moved["metadata"]["labels"] = {group: "h"}
+    cache.apply(_event("MODIFIED", moved))
+    cache.apply(_event("DELETED", pods[2]))
+    snapshot = cache.snapshot()
+    assert (snapshot.group_members("default/g"), snapshot.group_members("default/h"),
+            snapshot.group_members("x/g")) == (1, 1, 1)

@@ -295,6 +295,17 @@ def brute_aggregate(spec: Aggregate, base: Mapping[str, Any], cluster: Cluster,
                           scored)
 
 
+GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+
+
+def _group_pods(the_pod: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) -> int:
+    """``podGroupPods``: the pods labelled with ``the_pod``'s group in its namespace."""
+    group = the_pod["labels"].get(GROUP_LABEL)
+    return 0 if group is None else sum(
+        1 for p in pods
+        if p["namespace"] == the_pod["namespace"] and p["labels"].get(GROUP_LABEL) == group)
+
+
 class _Aggregates(dict[str, Any]):
     """``aggregates`` of one policy for one pod, recomputed by ``brute_aggregate``."""
 
@@ -338,6 +349,7 @@ class Harness:
             "pods": pods, "nodes": self.cluster.nodes,
             "podsWithAffinity": [p for p in pods if p["nodeName"] and has_pod_affinity(p)],
             "workloadSelector": workload_selector,
+            "podGroupPods": _group_pods(the_pod, pods),
         }
         self.base["variables"] = _Variables(self.policy, self.base)
         self.base["aggregates"] = _Aggregates(self.policy, self.base, self.cluster)
