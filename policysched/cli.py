@@ -15,8 +15,10 @@ from .policy import render_json, render_text
 
 if TYPE_CHECKING:
     from .commands.explain import Explanation
+    from .framework.profiles import Engine
 
 EXIT_INVALID = 1
+EXIT_BAD_TEST = 2  # test: a test file, or a file it refers to, is invalid
 
 
 def _version() -> str:
@@ -50,7 +52,7 @@ def main() -> None:
 @click.option(
     "--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=str),
     help="A SchedulerConfiguration file whose policyLimits apply (default: the built-in "
-    "limits).",
+    "limits); a policy none of its profiles enables is a warning.",
 )
 @click.option(
     "--strict", is_flag=True,
@@ -100,13 +102,32 @@ _cluster_option = click.option(
 _policies_option = click.option(
     "--policies", "policy_paths", multiple=True,
     type=click.Path(exists=True, path_type=str),
-    help="Policy files or directories (repeatable). Default: the built-in library.")
+    help="Policy files or directories (repeatable), added to the configuration's "
+    "policySources (without --config: the built-in library). They enable nothing by "
+    "themselves: see --enable.")
 _config_option = click.option(
     "--config", "config_path", type=click.Path(exists=True, dir_okay=False, path_type=str),
-    help="A SchedulerConfiguration file (profiles, weights, params).")
+    help="A SchedulerConfiguration file (profiles, weights, params, policySources "
+    "relative to it). Default: the built-in configuration.")
+_enable_option = click.option(
+    "--enable", "enable", multiple=True, metavar="NAME[:WEIGHT]",
+    help="Enable a policy in the configuration's first profile, with this score weight "
+    "(default 1); repeatable. A policy loaded but enabled by no profile is a warning.")
 _now_option = click.option(
     "--now", type=float, default=None,
     help="Simulated start, Unix seconds. Default: the latest creationTimestamp in the file.")
+
+
+def _load_engine(policy_paths: Sequence[str], config_path: str | None, seed: int,
+                 enable: Sequence[str]) -> Engine:
+    """The engine, its warnings (sources not read offline, policies enabled by no profile)
+    printed on stderr. Raises ``UserError``."""
+    from .commands.loading import load_offline
+
+    loaded = load_offline(policy_paths, config_path, seed, enable)
+    if loaded.warnings:
+        click.echo(render_text(loaded.warnings, color=False), err=True)
+    return loaded.engine
 
 
 def _fail(message: str) -> None:
@@ -118,13 +139,14 @@ def _fail(message: str) -> None:
 @_cluster_option
 @_policies_option
 @_config_option
+@_enable_option
 @_now_option
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="table for people; json for tools (stable).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the random choice between equally scored nodes.")
 def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str | None,
-             now: float | None, output: str, seed: int) -> None:
+             enable: tuple[str, ...], now: float | None, output: str, seed: int) -> None:
     """Schedule the pending pods of a cluster file offline, with a simulated clock, until
     nothing changes, and print where each pod went, when, and why not.
 
@@ -133,12 +155,12 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     FailedScheduling text (null once bound). On a terminal, a long run shows a progress
     bar on stderr (not with -o json).
     """
-    from .commands.loading import UserError, load_cluster, load_engine
+    from .commands.loading import UserError, load_cluster
     from .commands.progress import SIMULATING, ProgressBar
     from .commands.simulate import simulate as run_simulation
 
     try:
-        engine = load_engine(policy_paths, config_path, seed)
+        engine = _load_engine(policy_paths, config_path, seed, enable)
         objects, start = load_cluster(cluster_path, now)
     except UserError as e:
         _fail(str(e))
@@ -166,6 +188,7 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
               help="The pending pod to explain.")
 @_policies_option
 @_config_option
+@_enable_option
 @_now_option
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the random choice between equally scored nodes (as simulate).")
@@ -179,7 +202,8 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="json: every node, whatever the view options.")
 def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
-            config_path: str | None, now: float | None, seed: int, attempt: int | None,
+            config_path: str | None, enable: tuple[str, ...], now: float | None, seed: int,
+            attempt: int | None,
             node_name: str | None, top: int, failed_only: bool, output: str) -> None:
     """Show, for one pod, why each node passed or failed the filters and how it scored,
     as the cluster was when the simulation (the same run as simulate) scheduled the pod.
@@ -188,12 +212,12 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     how many nodes each filter rule rejected and why."""
     from .commands.explain import UnknownPod
     from .commands.explain import explain as run_explain
-    from .commands.loading import UserError, load_cluster, load_engine
+    from .commands.loading import UserError, load_cluster
 
     if "/" not in pod_key:
         pod_key = f"default/{pod_key}"
     try:
-        engine = load_engine(policy_paths, config_path, seed)
+        engine = _load_engine(policy_paths, config_path, seed, enable)
         objects, start = load_cluster(cluster_path, now)
         result = run_explain(objects, engine.frameworks, engine.settings, start, pod_key,
                              attempt)
@@ -272,38 +296,64 @@ def _score_cell(score: tuple[float, float, int]) -> str:
 @main.command(name="test")
 @click.argument("paths", nargs=-1, required=True,
                 type=click.Path(exists=True, path_type=str))
-def run_tests(paths: tuple[str, ...]) -> None:
-    """Run policy test files: a cluster, policies and the expected placement and message
-    of each pod. Exits 1 when any expectation fails, with what differed.
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: per file and case, its status and failures "
+              "(stable).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=str),
+              help="Also write a JUnit XML report to this file.")
+@click.option("-k", "select", metavar="TEXT",
+              help="Run only the cases whose name contains TEXT.")
+def run_tests(paths: tuple[str, ...], output: str, junit_path: str | None,
+              select: str | None) -> None:
+    """Run PolicyTest files (docs/testing.md): a cluster, policies and the expected
+    placement and message of each pod. PATHS are files or directories (searched
+    recursively for *.yaml and *.yml; documents of other kinds are skipped).
 
-    On a terminal, a long run shows a progress bar by file on stderr and prints its
-    report when it ends."""
-    from .commands.policy_tests import find_test_files, run_file
+    Exits 0 when every case passes, 1 when an expectation fails, 2 when a test file (or a
+    file it refers to) is invalid. On a terminal, a long run shows a progress bar by file
+    on stderr (not with -o json) and prints its report when it ends."""
+    from .commands.policy_tests import Status, find_test_files, run_file
     from .commands.progress import TESTING, ProgressBar
+    from .commands.test_reports import FileReport, as_json, as_junit, summary, text_lines
 
-    failed = total = 0
     files = list(find_test_files(list(paths)))
-    report: list[str] = []
-    with ProgressBar(TESTING) as bar:
-        # lines written to the terminal under a live bar would be overwritten by it
-        emit = report.append if bar.enabled else click.echo
+    reports: list[FileReport] = []
+    with ProgressBar(TESTING, enabled=output != "json") as bar:
         for done, path in enumerate(files):
             bar.update(done, len(files), str(path))
-            for result in run_file(path):
-                total += 1
-                label = f"{result.path}: {result.name}"
-                if result.passed:
-                    emit(f"PASS {label}")
-                    continue
-                failed += 1
-                emit(f"FAIL {label}")
-                for failure in result.failures:
-                    emit(f"    {failure}")
-    for line in report:
-        click.echo(line)
-    click.echo(f"\n{total - failed} passed, {failed} failed")
-    if failed:
+            cases = run_file(path, select)
+            if cases:  # files of other documents (clusters, policies) are not reported
+                reports.append(FileReport(str(path), cases))
+            if not bar.enabled and output == "text":  # a live bar would overwrite lines
+                for line in text_lines(cases):
+                    click.echo(line)
+    results = [r for report in reports for r in report.cases]
+    if not results:
+        click.echo(NO_TEST_CASE + (f" whose name contains {select!r}" if select else ""),
+                   err=True)
+        click.get_current_context().exit(EXIT_BAD_TEST)
+    if output == "json":
+        click.echo(as_json(reports))
+    else:
+        if bar.enabled:
+            for line in text_lines(results):
+                click.echo(line)
+        click.echo(f"\n{summary(results)}")
+    if junit_path is not None:
+        try:
+            with open(junit_path, "wb") as f:
+                f.write(as_junit(reports))
+        except OSError as e:
+            click.echo(f"{junit_path}: {e.strerror}", err=True)
+            click.get_current_context().exit(EXIT_BAD_TEST)
+    statuses = {r.status for r in results}
+    if Status.ERROR in statuses:
+        click.get_current_context().exit(EXIT_BAD_TEST)
+    if Status.FAILED in statuses:
         click.get_current_context().exit(EXIT_INVALID)
+
+
+NO_TEST_CASE = "no test case found"
 
 
 def render_table(rows: Sequence[Sequence[str]]) -> str:

@@ -1,48 +1,57 @@
 """What the offline commands read: policies, a configuration and a cluster file, turned
 into frameworks and objects — or a ``UserError`` that says what is wrong, never a traceback.
+The configuration and its policy sources are resolved as ``run`` resolves them
+(``policy.sources``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..cluster.cluster_file import ClusterFileError, load_cluster_file, start_time
 from ..errors import UserError
 from ..framework.profiles import ConfigurationError, Engine, build_frameworks
-from ..policy import load_policy_set, render_text
-from ..resources import BUILTIN_POLICIES
+from ..policy import Diagnostic, load_policy_set, render_text
+from ..policy.sources import not_enabled, resolve_sources, with_enabled
 
 
-def load_engine(policy_paths: Sequence[str], config_path: str | None, seed: int = 0) -> Engine:
-    """Policies (default: the built-in library) and the configuration (default: the
-    built-in one when using the built-in library, else one profile with every policy)."""
-    paths = list(policy_paths) or [str(BUILTIN_POLICIES)]
-    if config_path is not None:
-        paths.append(config_path)
-    policy_set = load_policy_set(paths)
+@dataclass(frozen=True)
+class LoadedEngine:
+    """The engine, and the warnings to show about what it was built from: sources that
+    cannot be read offline, policies enabled by no profile."""
+
+    engine: Engine
+    warnings: tuple[Diagnostic, ...]
+
+
+def load_offline(policy_paths: Sequence[str], config_path: str | None, seed: int = 0,
+                 enable: Sequence[str] = ()) -> LoadedEngine:
+    """The engine of the configuration (``config_path``, default the built-in one) with
+    the policies of its ``policySources`` plus ``policy_paths`` — as ``run`` loads them —
+    and each ``NAME[:WEIGHT]`` of ``enable`` added to its first profile. Raises
+    ``UserError`` when anything is invalid."""
+    sources = resolve_sources(config_path, policy_paths)
+    policy_set = load_policy_set(sources.paths)
     if not policy_set.valid:
         raise UserError(render_text(policy_set.errors, color=False))
-    configuration: dict[str, Any] | None = None
-    chosen = [c for c in policy_set.configurations
-              if config_path is not None and Path(c.source).resolve() == Path(
-                  config_path).resolve()]
-    if not chosen and not policy_paths and config_path is None:
-        chosen = list(policy_set.configurations)
-    if len(chosen) > 1:
-        raise UserError("several SchedulerConfiguration documents found; give one with "
-                        "--config")
-    if chosen:
-        configuration = dict(chosen[0].value)
+    configuration = with_enabled(sources.configuration, enable)
     try:
         frameworks, settings = build_frameworks(policy_set.policies, configuration)
     except ConfigurationError as e:
         raise UserError(str(e)) from None
     if seed:
         settings = replace(settings, seed=seed)
-    return Engine(frameworks, settings)
+    warnings = (*sources.offline_notices(),
+                *not_enabled(policy_set.policies, configuration, sources.label))
+    return LoadedEngine(Engine(frameworks, settings), warnings)
+
+
+def load_engine(policy_paths: Sequence[str], config_path: str | None, seed: int = 0,
+                enable: Sequence[str] = ()) -> Engine:
+    """``load_offline``'s engine, its warnings left out."""
+    return load_offline(policy_paths, config_path, seed, enable).engine
 
 
 def load_cluster(path: str, now: float | None) -> tuple[list[dict[str, Any]], float]:
@@ -56,4 +65,4 @@ def load_cluster(path: str, now: float | None) -> tuple[list[dict[str, Any]], fl
     return objects, (now if now is not None else float(start_time(objects)))
 
 
-__all__ = ["Engine", "UserError", "load_cluster", "load_engine"]
+__all__ = ["Engine", "LoadedEngine", "UserError", "load_cluster", "load_engine", "load_offline"]

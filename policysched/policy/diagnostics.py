@@ -29,6 +29,8 @@ class DiagnosticKind(StrEnum):
     CEL_COST = "cel-cost"
     CEL_ARGUMENT = "cel-argument"      # a literal the function refuses (invalid regex ...)
     ABSENT_KEY = "absent-key"          # warning: a map key read that fails on objects without it
+    NOT_ENABLED = "not-enabled"        # warning: a policy loaded but enabled by no profile
+    SOURCE = "source"                  # warning: a policy source this command cannot read
 
 
 Severity = Literal["error", "warning"]

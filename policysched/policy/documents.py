@@ -13,6 +13,7 @@ from .yaml_documents import Path, YamlDocument
 API_VERSION = "policysched.io/v1alpha1"
 POLICY_KIND = "SchedulingPolicy"
 CONFIGURATION_KIND = "SchedulerConfiguration"
+TEST_KIND = "PolicyTest"  # a test case of `policysched test`
 
 _POINTS = frozenset(p.value for p in ExtensionPoint)
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path as FilePath
 from typing import Any
@@ -65,29 +66,26 @@ class LoadResult:
 
 def load_paths(paths: Iterable[str | os.PathLike[str]],
                limits: PolicyLimits = DEFAULT_LIMITS) -> LoadResult:
-    """Load files and directories; a path that yields no policy at all is an error."""
+    """Load files and directories, each file once (a file inside a directory given too,
+    or a directory given twice, is read once); a path that yields no policy at all is an
+    error."""
     result = LoadResult()
+    seen: set[str] = set()
     for path in paths:
-        found = load_path(path, limits)
+        files = yaml_files(path) if os.path.isdir(path) else [os.fspath(path)]
+        fresh = [f for f in files if os.path.realpath(f) not in seen]
+        seen.update(os.path.realpath(f) for f in fresh)
+        if files and not fresh:
+            continue  # read already, through another path
+        found = LoadResult()
+        for file in fresh:
+            found.extend(load_file(file, limits))
         if not found.diagnostics and not found.documents:
             label = os.fspath(path)
-            message = (
-                messages.NO_YAML_FILES if os.path.isdir(path) and not found.files
-                else messages.NO_POLICIES
-            )
+            message = messages.NO_YAML_FILES if not files else messages.NO_POLICIES
             found.diagnostics.append(Diagnostic(DiagnosticKind.DOCUMENT, message, label))
         result.extend(found)
     return result
-
-
-def load_path(path: str | os.PathLike[str], limits: PolicyLimits = DEFAULT_LIMITS
-              ) -> LoadResult:
-    if os.path.isdir(path):
-        result = LoadResult()
-        for file in yaml_files(path):
-            result.extend(load_file(file, limits))
-        return result
-    return load_file(path, limits)
 
 
 def yaml_files(directory: str | os.PathLike[str]) -> list[str]:
@@ -139,8 +137,7 @@ def load_text(text: str, label: str, limits: PolicyLimits = DEFAULT_LIMITS) -> L
     origin = FileText(label, text)
     documents, diagnostics = parse_documents(text, origin, limits)
     result = LoadResult(diagnostics=diagnostics)
-    for document in documents:
-        result.extend(_classify(document, None, limits))
+    result.extend(_classify_all(documents, limits))
     return result
 
 
@@ -243,11 +240,35 @@ def _list(document: YamlDocument, limits: PolicyLimits) -> LoadResult:
     for path, ref in document.nodes.items():
         if len(path) > 1 and path[0] == "items" and isinstance(path[1], int):
             nodes[path[1]][path[2:]] = ref
+    return _classify_all([YamlDocument(item, document.origin, document.text, item_nodes,
+                                       document.number)
+                          for item, item_nodes in zip(items, nodes, strict=True)], limits)
+
+
+def _classify_all(documents: Sequence[YamlDocument], limits: PolicyLimits) -> LoadResult:
+    """The documents of a file (or a List's items): several documents of other kinds (a
+    cluster file's Nodes and Pods) make one error, at the first, not one each."""
+    foreign = [(d, k) for d in documents if (k := _foreign_kind(d.value)) is not None]
     result = LoadResult()
-    for item, item_nodes in zip(items, nodes, strict=True):
-        part = YamlDocument(item, document.origin, document.text, item_nodes, document.number)
-        result.extend(_classify(part, None, limits))
+    for document in documents:
+        if len(foreign) < 2:
+            result.extend(_classify(document, None, limits))
+        elif document is foreign[0][0]:
+            kinds = Counter(kind for _, kind in foreign)
+            listed = ", ".join(f"{k} ({n})" if n > 1 else k for k, n in kinds.items())
+            message = messages.NOT_POLICIES.format(count=len(foreign), kinds=listed)
+            result.extend(_error(document, ("kind",), message, None))
+        elif _foreign_kind(document.value) is None:
+            result.extend(_classify(document, None, limits))
     return result
+
+
+def _foreign_kind(value: Any) -> str | None:
+    """The kind of a document that is neither a policy source document nor a List."""
+    kind = value.get("kind") if isinstance(value, dict) else None
+    if not isinstance(kind, str) or kind in (*DOCUMENT_KINDS, CONFIGMAP_KIND):
+        return None
+    return None if kind.endswith("List") and "items" in value else kind
 
 
 def _configmap_in_file(configmap: YamlDocument, limits: PolicyLimits) -> LoadResult:

@@ -197,3 +197,19 @@ INVALID_LABEL_SELECTOR = "invalid label selector: {reason}"
 INVALID_NODE_AFFINITY = "invalid node affinity: {reason}"
 INVALID_TOLERATION = "invalid toleration or taint: {reason}"
 INVALID_POD_AFFINITY_TERM = "invalid pod affinity term: {reason}"
+
+# --- policy sources (policy.sources): what a command loads
+CONFIGURATION_COUNT = ("{path}: expected one SchedulerConfiguration document, found {count}")
+CONFIGMAP_SOURCE_OFFLINE = (
+    "ConfigMaps of namespace {namespace} are read from the cluster by `policysched run` "
+    "only: offline, give their YAML with --policies (kubectl get configmap -n {namespace} "
+    "-l <this selector> -o yaml > policies.yaml)")
+NOT_ENABLED = (
+    "policy {name} is enabled by no profile of {config}, so it does nothing: add --enable "
+    "{name}[:WEIGHT] (to the first profile), or enable it in a profile of a --config file")
+BUILTIN_CONFIGURATION = "the built-in configuration"
+BAD_ENABLE = "--enable {entry!r}: expected NAME or NAME:WEIGHT (WEIGHT a whole number)"
+NOT_POLICIES = (
+    "{count} documents here are not policies (kinds: {kinds}): a policy source holds "
+    "SchedulingPolicy and SchedulerConfiguration documents, or ConfigMaps of them; a "
+    "cluster file goes with --cluster")

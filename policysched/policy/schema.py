@@ -21,12 +21,13 @@ from jsonschema.exceptions import ValidationError, best_match
 from ..resources import SCHEMA_DIRECTORY
 from . import messages
 from .diagnostics import Diagnostic, DiagnosticKind
-from .documents import CONFIGURATION_KIND, POLICY_KIND, LoadedDocument
+from .documents import CONFIGURATION_KIND, POLICY_KIND, TEST_KIND, LoadedDocument
 from .yaml_documents import Path
 
 SCHEMA_FILES = {
     POLICY_KIND: "schedulingpolicy.schema.json",
     CONFIGURATION_KIND: "schedulerconfiguration.schema.json",
+    TEST_KIND: "policytest.schema.json",
 }
 
 

@@ -25,8 +25,7 @@ from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS, KubeBackend
 from ..errors import UserError
 from ..framework.backend import Backend
 from ..framework.profiles import Engine
-from ..policy import load_policy_set, render_text
-from ..resources import BUILTIN_POLICIES
+from ..policy.sources import Sources, configuration_document, resolve_sources
 from . import leader
 from .loop import LiveBackend, SchedulingLoop
 from .metrics import MetricsObserver, SchedulerMetrics
@@ -34,11 +33,13 @@ from .observers import RunObserver
 from .reload import (
     NO_VALID_SET,
     SOURCES_NOT_SYNCED,
+    ConfigMapSource,
     KubeEventRecorder,
     PolicyBundle,
     PolicySources,
     PolicySourceWatch,
     Reloader,
+    label_selector_string,
 )
 from .server import (
     DEFAULT_BIND_ADDRESS,
@@ -86,23 +87,19 @@ def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> A
     return client.ApiClient(configuration)
 
 
-def _configuration(config_path: str | None) -> dict[str, Any]:
-    """The SchedulerConfiguration document of ``config_path`` ({} without one). Raises
-    ``UserError`` when the file is invalid."""
-    if config_path is None:
-        return {}
-
-    policy_set = load_policy_set([config_path])
-    if not policy_set.valid:
-        raise UserError(render_text(policy_set.errors, color=False))
-    found = policy_set.configurations
-    return dict(found[0].value) if found else {}
+def watched_sources(sources: Sources) -> PolicySources:
+    """What ``run`` watches: the files and directories the offline commands read, and the
+    configuration's ConfigMap sources, listed and watched through the API (the schema
+    allows only the selector operators the API knows)."""
+    return PolicySources(sources.paths, tuple(
+        ConfigMapSource(c.namespace, label_selector_string(c.label_selector))
+        for c in sources.configmaps))
 
 
 def leader_elect_default(config_path: str | None) -> bool:
     """The configuration's ``leaderElection.leaderElect`` when it has that block, else
     False (one replica)."""
-    spec = _configuration(config_path).get("leaderElection")
+    spec = configuration_document(config_path).value.get("leaderElection")
     return bool(spec.get("leaderElect", True)) if isinstance(spec, dict) else False
 
 
@@ -136,10 +133,13 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     ``clientConnection``, else kube-scheduler's 50 and 100) limit the API requests;
     ``parallel_binds`` bounds the binds in flight.
 
-    Policies come from the configuration's ``policySources`` plus ``policy_paths`` (with
-    neither: the built-in library), watched and hot-reloaded; ``/healthz``, ``/readyz`` and
-    ``/metrics`` are served on the configuration's ``healthzBindAddress``."""
-    configuration = _configuration(config_path)
+    The configuration is ``config_path``'s, else the built-in one; policies come from its
+    ``policySources`` (without any: the built-in library) plus ``policy_paths``, resolved
+    as the offline commands resolve them (``policy.sources``), watched and hot-reloaded;
+    ``/healthz``, ``/readyz`` and ``/metrics`` are served on the configuration's
+    ``healthzBindAddress``."""
+    resolved = resolve_sources(config_path, policy_paths)
+    configuration = resolved.configuration
     rate, rate_burst = client_limits(configuration, qps, burst)
     address = str(configuration.get("healthzBindAddress") or DEFAULT_BIND_ADDRESS)
     metrics, checks = SchedulerMetrics(), HealthChecks()
@@ -162,10 +162,8 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     def swap(bundle: PolicyBundle) -> None:
         loops[0].swap_policies(bundle.frameworks, bundle.settings)
 
-    sources = PolicySources.from_configuration(
-        configuration, config_path, extra_paths=policy_paths or (
-            [] if configuration.get("policySources") else [str(BUILTIN_POLICIES)]))
-    reloader = Reloader(sources.directories, configuration or None, swap, metrics=metrics,
+    sources = watched_sources(resolved)
+    reloader = Reloader(sources.directories, configuration, swap, metrics=metrics,
                         recorder=KubeEventRecorder(api, identity))
     checks.readiness[POLICIES_CHECK] = reloader.readiness
     watch = PolicySourceWatch(sources, reloader, api)

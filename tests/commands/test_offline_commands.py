@@ -10,6 +10,8 @@ from click.testing import CliRunner
 
 from policysched.cli import main
 
+from ..framework import POLICIES_ONLY
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = str(ROOT / "examples" / "demo-cluster.yaml")
 SCENARIOS = ROOT / "tests" / "framework" / "scenarios"
@@ -83,7 +85,8 @@ def test_test_command_passes_and_fails_with_a_diff(tmp_path: Path) -> None:
     text = (SCENARIOS / "gang.yaml").read_text().replace(
         "default/trio-1: {node: node-a, boundAt: 0}", "default/trio-1: {node: node-z}")
     text = text.replace("policies/engine-points.yaml",
-                        str(SCENARIOS / "policies" / "engine-points.yaml"))
+                        str(SCENARIOS / "policies" / "engine-points.yaml")).replace(
+        "../fixtures/", str(SCENARIOS.parent / "fixtures") + "/")
     wrong.write_text(text)
     failed = CliRunner().invoke(main, ["test", str(wrong)])
     assert failed.exit_code == 1
@@ -132,7 +135,7 @@ def simulate_broken(tmp_path: Path, pods: list[str]) -> dict[str, Any]:
     (tmp_path / "policies" / "broken.yaml").write_text(BROKEN)
     result = CliRunner().invoke(main, [
         "simulate", "--cluster", cluster_file(tmp_path, pods), "--policies",
-        str(tmp_path / "policies"), "-o", "json"])
+        str(tmp_path / "policies"), "--enable", "broken", "--enable", "later", "-o", "json"])
     assert result.exit_code == 0, result.output
     return {p["name"]: p for p in json.loads(result.output)["pods"]}
 
@@ -184,7 +187,7 @@ def test_explain_shows_a_failing_gate_and_a_failing_match(tmp_path: Path) -> Non
     for pod in ("gated", "matchless"):
         result = CliRunner().invoke(main, [
             "explain", "--cluster", cluster, "--policies", str(tmp_path / "policies"),
-            "--pod", pod, "-o", "json"])
+            "--enable", "gate", "--enable", "picky", "--pod", pod, "-o", "json"])
         assert result.exit_code == 0, result.output
         outputs[pod] = json.loads(result.output)
     gated = outputs["gated"]
@@ -310,7 +313,8 @@ def test_explain_shows_a_filter_message_expression_and_caps_the_reasons(
     (tmp_path / "policies" / "p.yaml").write_text(PER_NODE_REASON)
     cluster = two_node_cluster(tmp_path, nodes=4)
     result = CliRunner().invoke(main, ["explain", "--cluster", cluster, "--policies",
-                                       str(tmp_path / "policies"), "--pod", "second"])
+                                       str(tmp_path / "policies"), "--config",
+                                       POLICIES_ONLY, "--pod", "second"])
     assert result.exit_code == 0, result.output
     assert ("  rule per-node/only-small rejected 5 nodes: reserved: big (1); "
             "reserved: tiny-00 (1); reserved: tiny-01 (1); 2 other reasons"
@@ -320,8 +324,7 @@ def test_explain_shows_a_filter_message_expression_and_caps_the_reasons(
 def test_explain_shows_the_aggregates() -> None:
     rack = ROOT / "examples" / "rack-spread"
     args = ["explain", "--cluster", str(rack / "cluster.yaml"), "--policies",
-            str(ROOT / "policies"), "--policies", str(rack / "rack-spread.yaml"),
-            "--pod", "web-3"]
+            str(rack / "rack-spread.yaml"), "--enable", "rack-spread", "--pod", "web-3"]
     result = CliRunner().invoke(main, [*args, "-o", "json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -333,3 +336,78 @@ def test_explain_shows_the_aggregates() -> None:
     assert by_node["n3"] == {"count": 2, "onNode": 0}
     text = CliRunner().invoke(main, [*args, "--node", "n3"]).output
     assert "2 in the node's domain, 0 on the node (minimum 1, 2 domains, total 3)" in text
+
+
+# -- one meaning everywhere: the configuration's sources, --policies added, --enable ------
+
+RACK = ROOT / "examples" / "rack-spread"
+
+
+def simulate_rack(*args: str) -> Any:
+    return CliRunner().invoke(main, ["simulate", "--cluster", str(RACK / "cluster.yaml"),
+                                     "-o", "json", *args])
+
+
+def placed(result: Any) -> dict[str, str]:
+    assert result.exit_code == 0, result.output
+    return {p["name"]: p["node"] for p in json.loads(result.stdout)["pods"]}
+
+
+def test_policies_are_added_and_a_policy_no_profile_enables_is_a_warning() -> None:
+    result = simulate_rack("--policies", str(RACK / "rack-spread.yaml"))
+    # the built-in configuration's profiles run, rack-spread does not: web-3 in rack r1
+    assert placed(result)["web-3"] == "n3"
+    assert result.stderr.startswith(f"{RACK / 'rack-spread.yaml'}:4:1: rack-spread: warning: "
+                                    "policy rack-spread is enabled by no profile of the "
+                                    "built-in configuration")
+    assert "--enable rack-spread[:WEIGHT]" in result.stderr
+
+
+def test_enable_adds_the_policy_to_the_first_profile() -> None:
+    result = simulate_rack("--policies", str(RACK / "rack-spread.yaml"),
+                           "--enable", "rack-spread")
+    assert placed(result)["web-3"] == "n4" and result.stderr == ""
+    # the library given again is read once, not a duplicate of the configuration's source
+    again = simulate_rack("--policies", str(ROOT / "policies"), "--policies",
+                          str(RACK / "rack-spread.yaml"), "--enable", "rack-spread:2")
+    assert placed(again)["web-3"] == "n4"
+    unknown = simulate_rack("--enable", "nope")
+    assert unknown.exit_code == 1 and "enables unknown policy nope" in unknown.output
+
+
+def test_the_configuration_policy_sources_are_honoured_offline(tmp_path: Path) -> None:
+    (tmp_path / "conf" / "mine").mkdir(parents=True)
+    (tmp_path / "conf" / "mine" / "rack.yaml").write_text(
+        (RACK / "rack-spread.yaml").read_text())
+    config = tmp_path / "conf" / "config.yaml"
+    config.write_text((ROOT / "policies" / "scheduler-config.yaml").read_text().replace(
+        'directories: ["."]', f'directories: [{json.dumps(str(ROOT / "policies"))}, mine]'
+    ).replace("    - name: coscheduling\n", "    - name: coscheduling\n    - name: rack-spread\n",
+              1))
+    result = simulate_rack("--config", str(config))
+    assert placed(result)["web-3"] == "n4" and result.stderr == ""
+
+
+def test_configmap_sources_are_a_warning_offline_and_their_files_can_be_given() -> None:
+    result = simulate_rack("--config", str(ROOT / "deploy" / "scheduler-config.yaml"),
+                           "--policies", str(ROOT / "deploy" / "policies-configmap.yaml"))
+    assert placed(result)["web-0"] is not None
+    assert "policySources" not in result.stdout
+    assert ("ConfigMaps of namespace policysched-system are read from the cluster by "
+            "`policysched run` only") in result.stderr
+
+
+def test_a_cluster_file_given_as_policies_is_one_clear_message() -> None:
+    result = simulate_rack("--policies", str(RACK / "cluster.yaml"))
+    assert result.exit_code == 1
+    assert result.output.count("not policies") == 1, result.output
+    assert "8 documents here are not policies (kinds: Node (4), Pod (4))" in result.output
+
+
+def test_validate_with_a_configuration_warns_of_a_policy_it_does_not_enable() -> None:
+    args = ["validate", "--config", str(ROOT / "policies" / "scheduler-config.yaml"),
+            str(RACK / "rack-spread.yaml")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "policy rack-spread is enabled by no profile of " in result.stdout
+    assert CliRunner().invoke(main, [*args, "--strict"]).exit_code == 1

@@ -24,6 +24,7 @@ from policysched.framework.scheduler import (
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
+from . import POLICIES_ONLY
 
 PROFILE = "policysched"
 STAMP_POLICY = """\
@@ -217,7 +218,7 @@ def test_a_pod_deleted_during_its_bind_is_forgotten(engine: Engine) -> None:
 
 def test_pre_bind_patches_travel_with_the_bind(tmp_path: Path) -> None:
     (tmp_path / "stamp.yaml").write_text(STAMP_POLICY)
-    scheduler, backend, _ = start(load_engine([str(tmp_path)], None), "p")
+    scheduler, backend, _ = start(load_engine([str(tmp_path)], POLICIES_ONLY), "p")
     scheduler.schedule_one()
     (request,) = backend.started
     assert dict(request.labels) == {"policysched.io/node": "n1"}
@@ -265,7 +266,7 @@ def steered(tmp_path: Path) -> Engine:
     (tmp_path / "steer.yaml").write_text(STEER_POLICY)
     fit = Path(__file__).resolve().parents[2] / "policies" / "node-resources-fit.yaml"
     (tmp_path / "fit.yaml").write_text(fit.read_text())
-    return load_engine([str(tmp_path)], None)
+    return load_engine([str(tmp_path)], POLICIES_ONLY)
 
 
 def steered_pod(name: str, target: str, cpu: str = "1") -> dict[str, Any]:
@@ -349,7 +350,7 @@ spec:
 def test_a_bound_pods_counters_are_given_back_when_it_goes_away(
         tmp_path: Path, goes_away: str) -> None:
     (tmp_path / "solo.yaml").write_text(ONE_PER_NODE)
-    engine = load_engine([str(tmp_path)], None)
+    engine = load_engine([str(tmp_path)], POLICIES_ONLY)
     clock = SimulatedClock(0)
     pods = [make_pod(name, schedulerName=PROFILE) for name in ("first", "second")]
     backend = MemoryBackend([make_node("n1"), *pods], clock)

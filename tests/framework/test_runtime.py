@@ -20,6 +20,7 @@ from ..cache.objects_builder import (
     make_pod,
     make_service,
 )
+from . import POLICIES_ONLY
 
 PROFILE = "policysched"
 HOSTNAME = "kubernetes.io/hostname"
@@ -67,7 +68,7 @@ def pod(name: str, app: str, *, namespace: str = "default", node: str | None = N
 def scheduler(tmp_path: Path, objects: list[dict[str, Any]], policy: str = POLICY
               ) -> tuple[Scheduler, MemoryBackend, SimulatedClock]:
     (tmp_path / "policy.yaml").write_text(policy)
-    engine = load_engine([str(tmp_path / "policy.yaml")], None)
+    engine = load_engine([str(tmp_path / "policy.yaml")], POLICIES_ONLY)
     node = make_node("n1")
     node["metadata"]["labels"] = {HOSTNAME: "n1"}
     clock = SimulatedClock(0)

@@ -27,6 +27,7 @@ from policysched.framework.status import Status
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
+from . import POLICIES_ONLY
 
 START = datetime.datetime(2026, 11, 22, 10, 0, tzinfo=datetime.UTC)
 
@@ -73,7 +74,7 @@ def engine_with(tmp_path: Path, policies: str) -> Engine:
     """node-resources-fit plus ``policies`` (YAML), in one profile."""
     (tmp_path / "fit.yaml").write_text(FIT.read_text())
     (tmp_path / "test.yaml").write_text(policies)
-    return load_engine([str(tmp_path)], None)
+    return load_engine([str(tmp_path)], POLICIES_ONLY)
 
 
 def start(engine: Engine, *objects: dict[str, Any]) -> tuple[Scheduler, MemoryBackend]:

@@ -11,6 +11,7 @@ not finite or not in 0..100). The same comparisons run on clusters of extreme qu
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 from pathlib import Path
@@ -214,8 +215,10 @@ def engine_with(tmp_path: Path, policy: str) -> Any:
     (tmp_path / "policy.yaml").write_text(policy)
     name = yaml.safe_load(policy)["metadata"]["name"]
     config = tmp_path / "config.yaml"
+    # policySources are relative to the configuration file: the built-in library's path
     config.write_text((FIXTURES / "scheduler-config.yaml").read_text().replace(
-        "- name: tricky", f"- name: {name}"))
+        "- name: tricky", f"- name: {name}").replace(
+        '"../../../../policies"', json.dumps(str(BUILTIN_POLICIES))))
     return load_engine([str(BUILTIN_POLICIES), str(tmp_path / "policy.yaml")], str(config))
 
 

@@ -330,3 +330,51 @@ def test_configmap_keys_kubernetes_accepts_are_read() -> None:
             for i, key in enumerate(["a.yaml", "A_b-c.yml", "x" * 253, ".hidden", "a..b"])}
     loaded = load_configmap({"metadata": {"name": "pols", "namespace": "sched"}, "data": data})
     assert loaded.diagnostics == [] and len(loaded.documents) == 5
+
+
+CLUSTER_FILE = """\
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+---
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: kept}
+spec:
+  filter:
+  - name: any
+    expression: "true"
+"""
+
+
+def test_a_cluster_file_among_policies_is_one_error_not_one_per_document() -> None:
+    loaded = load_text(CLUSTER_FILE, "cluster.yaml")
+    (error,) = loaded.diagnostics
+    assert (error.path, error.line, error.column) == ("cluster.yaml", 2, 7)
+    assert error.message.startswith("3 documents here are not policies (kinds: Node (2), "
+                                    "Pod)")
+    assert "--cluster" in error.message
+    assert [d.name for d in loaded.documents] == ["kept"]  # the policy is still read
+
+
+def test_a_list_of_other_objects_is_one_error() -> None:
+    text = ("apiVersion: v1\nkind: NodeList\nitems:\n- {kind: Node, metadata: {name: a}}\n"
+            "- {kind: Node, metadata: {name: b}}\n")
+    (error,) = load_text(text, "nodes.yaml").diagnostics
+    assert error.message.startswith("2 documents here are not policies (kinds: Node (2))")
+
+
+def test_a_file_reached_twice_is_read_once(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text(CLUSTER_FILE.split("---\n")[-1])
+    policy_set = load_policy_set([tmp_path, tmp_path / "p.yaml", str(tmp_path) + "/"])
+    assert policy_set.valid, policy_set.errors
+    assert [p.name for p in policy_set.policies] == ["kept"]
+    assert policy_set.files == (str(tmp_path / "p.yaml"),)
