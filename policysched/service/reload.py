@@ -40,7 +40,6 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final, Protocol
 
 from ..cluster import kube_messages as km
@@ -134,18 +133,6 @@ class PolicySources:
 
     directories: tuple[str, ...] = ()
     configmaps: tuple[ConfigMapSource, ...] = ()
-
-    @classmethod
-    def from_configuration(cls, configuration: Mapping[str, Any] | None,
-                           config_path: str | None = None,
-                           extra_paths: Iterable[str] = ()) -> PolicySources:
-        spec = (configuration or {}).get("policySources") or {}
-        base = Path(config_path).resolve().parent if config_path else Path.cwd()
-        directories = [*extra_paths, *(str(base / d) for d in spec.get("directories") or [])]
-        configmaps = tuple(
-            ConfigMapSource(str(s["namespace"]), label_selector_string(s.get("labelSelector")))
-            for s in spec.get("configMaps") or [])
-        return cls(tuple(directories), configmaps)
 
 
 # -- the outcome of a rebuild --------------------------------------------------------------

@@ -17,7 +17,6 @@ from policysched.service.metrics import SchedulerMetrics
 from policysched.service.reload import (
     DirectoryPoller,
     PolicyBundle,
-    PolicySources,
     Rejection,
     Reloader,
     label_selector_string,
@@ -230,16 +229,6 @@ def test_label_selectors() -> None:
         {"key": "v", "operator": "Exists"},
         {"key": "w", "operator": "DoesNotExist"},
     ]}) == "a=1,b=2,t in (x,y),u notin (z),v,!w"
-
-
-def test_sources_from_the_configuration(tmp_path: Path) -> None:
-    config = tmp_path / "conf" / "config.yaml"
-    sources = PolicySources.from_configuration(
-        {"policySources": {"directories": ["pol"], "configMaps": [{"namespace": "ops"}]}},
-        str(config), extra_paths=["extra"])
-    assert sources.directories == ("extra", str(tmp_path / "conf" / "pol"))
-    assert [(s.namespace, s.label_selector) for s in sources.configmaps] == [
-        ("ops", "policysched.io/policy=true")]
 
 
 def test_the_rejection_event_body() -> None:
