@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -205,24 +205,29 @@ class _PolicyCompiler:
                     if built is not None:
                         self.rules.setdefault(point, []).append(built)
 
-    def compile_variables(self) -> None:
-        declared = self.spec.get("variables")
+    def named(self, key: str, duplicate: str) -> Iterator[tuple[Path, str, dict[str, Any]]]:
+        """The entries of ``spec.<key>`` with a name, each with its path; a name already
+        used is reported (message ``duplicate``) and its entry skipped."""
+        declared = self.spec.get(key)
         if not isinstance(declared, list):
             return
         first_line: dict[str, int] = {}
         for i, item in enumerate(declared):
-            if not isinstance(item, dict):
-                continue
-            name, text = item.get("name"), item.get("expression")
+            name = item.get("name") if isinstance(item, dict) else None
             if not isinstance(name, str):
                 continue
-            path: Path = ("spec", "variables", i)
+            path: Path = ("spec", key, i)
             if name in first_line:
-                message = messages.DUPLICATE_VARIABLE.format(name=name, line=first_line[name])
+                message = duplicate.format(name=name, line=first_line[name])
                 self.report(self.document.diagnostic((*path, "name"),
                                                      DiagnosticKind.DUPLICATE_NAME, message))
                 continue
             first_line[name] = self.document.yaml.position((*path, "name")).line
+            yield path, name, item
+
+    def compile_variables(self) -> None:
+        for path, name, item in self.named("variables", messages.DUPLICATE_VARIABLE):
+            text = item.get("expression")
             expression = None
             if isinstance(text, str):
                 label = messages.VARIABLE_FIELD.format(name=name)
@@ -234,21 +239,7 @@ class _PolicyCompiler:
                 self.variables.append(Variable(name=name, expression=expression))
 
     def compile_aggregates(self) -> None:
-        declared = self.spec.get("aggregates")
-        if not isinstance(declared, list):
-            return
-        first_line: dict[str, int] = {}
-        for i, item in enumerate(declared):
-            name = item.get("name") if isinstance(item, dict) else None
-            if not isinstance(name, str):
-                continue
-            path: Path = ("spec", "aggregates", i)
-            if name in first_line:
-                message = messages.DUPLICATE_AGGREGATE.format(name=name, line=first_line[name])
-                self.report(self.document.diagnostic((*path, "name"),
-                                                     DiagnosticKind.DUPLICATE_NAME, message))
-                continue
-            first_line[name] = self.document.yaml.position((*path, "name")).line
+        for path, name, item in self.named("aggregates", messages.DUPLICATE_AGGREGATE):
             aggregate = self.compile_aggregate(path, name, item)
             self.aggregate_types[name] = (list_of(variables.AGGREGATE_TYPE)
                                           if "forEach" in item else variables.AGGREGATE_TYPE)
