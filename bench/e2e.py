@@ -121,6 +121,12 @@ MEMORY_PER_NODE_MIB = 0.6
 _T0 = time.monotonic()
 
 
+def home_relative(path: str) -> str:
+    """``path`` with the home directory written ``~`` (reports name no machine's paths)."""
+    home = str(Path.home())
+    return "~" + path[len(home):] if path.startswith(home + os.sep) else path
+
+
 def progress(message: str) -> None:
     """A progress line on stderr (the results go to stdout)."""
     print(f"[e2e {time.monotonic() - _T0:7.1f}s] {message}", file=sys.stderr, flush=True)
@@ -664,7 +670,7 @@ def start_kube_scheduler(cluster: Cluster, qps: float, burst: int) -> RunningSch
     scheduler = RunningScheduler("kube-scheduler", pid, cluster, 0.0,
                                  cluster.dir / "kube-scheduler.log",
                                  code=f"{cluster.env['KUBE_VERSION']} "
-                                      f"({cluster.env['KUBE_SCHEDULER_BIN']})")
+                                      f"({home_relative(cluster.env['KUBE_SCHEDULER_BIN'])})")
     try:
         port = cluster.env["SCHEDULER_PORT"]
         wait_ready(scheduler, f"https://127.0.0.1:{port}/readyz", started)
