@@ -56,6 +56,7 @@ from ..model.events import (
     EventType,
 )
 from ..model.objects import PodGroupSpec, PodInfo
+from .worker import Worker
 
 DEFAULT_LEASE_NAME: Final = "policysched"
 DEFAULT_NAMESPACE: Final = "kube-system"
@@ -154,7 +155,7 @@ def lease_lock(settings: LeaderElectionSettings, identity: str, api_client: Any)
 Callback = Callable[[], None]
 
 
-class LeaderElector:
+class LeaderElector(Worker):
     """Campaigns for the Lease in a daemon thread; ``is_leader()`` is safe from any thread.
 
     After losing the Lease (not after ``stop()``) the elector campaigns again, unless
@@ -162,11 +163,14 @@ class LeaderElector:
     lost" and lets its Deployment restart it with a fresh cache).
     """
 
+    thread_name = "policysched-leader"
+
     def __init__(self, settings: LeaderElectionSettings, lock: Any, *,
                  on_started_leading: Callback | None = None,
                  on_stopped_leading: Callback | None = None,
                  rejoin: bool = True,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         settings.validate()
         self.settings = settings
         self.lock = lock
@@ -178,10 +182,8 @@ class LeaderElector:
         self._election = leaderelection.LeaderElection(electionconfig.Config(
             lock, settings.lease_duration, settings.renew_deadline, settings.retry_period,
             onstarted_leading=lambda: None, onstopped_leading=lambda: None))
-        self._stop = threading.Event()
         self._leading = threading.Event()
         self._valid_until = 0.0
-        self._thread: threading.Thread | None = None
         self.transitions = 0  # times this elector became leader
         self.connection = ConnectionLog(km.CONNECTION_LEASE.format(
             lease=f"{settings.namespace}/{settings.lease_name}"), log)
@@ -211,22 +213,7 @@ class LeaderElector:
     def wait_until_leader(self, timeout: float | None = None) -> bool:
         return self._leading.wait(timeout) and self.is_leader()
 
-    # -- thread -------------------------------------------------------------------------
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="policysched-leader",
-                                        daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float | None = None) -> None:
-        """Stop campaigning; a leader gives the Lease up so a peer takes over at once."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+    # -- thread (``Worker.stop`` ends the campaign; a leader gives the Lease up) -----------
 
     def _run(self) -> None:
         try:

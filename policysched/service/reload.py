@@ -56,6 +56,7 @@ from ..policy.messages import COMPILE_TIMEOUT
 from ..policy.policy_set import CompiledDocument, build_policy_set, compile_document
 from ..policy.yaml_documents import Path as PolicyPath
 from .metrics import RELOAD_FAILURE, RELOAD_SUCCESS, SchedulerMetrics
+from .worker import Worker
 
 POLICY_LABEL: Final = "policysched.io/policy"
 DEFAULT_LABEL_SELECTOR: Final[Mapping[str, Any]] = {"matchLabels": {POLICY_LABEL: "true"}}
@@ -244,15 +245,18 @@ class CompileCache:
 # -- the reloader ------------------------------------------------------------------------------
 
 
-class Reloader:
+class Reloader(Worker):
     """Keeps the loop's policy set in step with the sources. Watchers report changes with
     ``upsert_configmap`` / ``delete_configmap`` / ``replace_configmaps`` / ``changed``; a
     worker thread (``start``) rebuilds after each change; ``reload()`` does it inline."""
+
+    thread_name = "policysched-reload"
 
     def __init__(self, directories: Sequence[str], configuration: Mapping[str, Any] | None,
                  swap: Swap, *, metrics: SchedulerMetrics | None = None,
                  recorder: RejectionRecorder | None = None, debounce: float = DEBOUNCE,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         self.directories = tuple(directories)
         self.configuration = dict(configuration) if configuration is not None else None
         self.limits = PolicyLimits.from_configuration(configuration)
@@ -272,8 +276,6 @@ class Reloader:
         self._lock = threading.Lock()
         self._reload_lock = threading.Lock()
         self._dirty = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     # -- change notifications (any thread) ------------------------------------------------
 
@@ -463,16 +465,8 @@ class Reloader:
 
     # -- the worker thread ----------------------------------------------------------------
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="policysched-reload",
-                                        daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float | None = None) -> None:
-        self._stop.set()
+    def _interrupt(self) -> None:
         self._dirty.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -516,19 +510,20 @@ def directory_signature(paths: Sequence[str]) -> Signature:
     return tuple(found)
 
 
-class DirectoryPoller:
+class DirectoryPoller(Worker):
     """Polls ``paths`` every ``interval`` seconds and calls ``changed(observed_at)``."""
+
+    thread_name = "policysched-dirpoll"
 
     def __init__(self, paths: Sequence[str], changed: Callable[[float], None],
                  interval: float = POLL_INTERVAL,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         self.paths = tuple(paths)
         self.changed = changed
         self.interval = interval
         self.clock = clock
         self._signature = directory_signature(self.paths)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def poll(self) -> bool:
         signature = directory_signature(self.paths)
@@ -537,16 +532,6 @@ class DirectoryPoller:
         self._signature = signature
         self.changed(self.clock())
         return True
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="policysched-dirpoll",
-                                        daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float | None = None) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval):
@@ -559,12 +544,13 @@ class DirectoryPoller:
 # -- ConfigMaps from the API ---------------------------------------------------------------
 
 
-class ConfigMapWatcher:
+class ConfigMapWatcher(Worker):
     """List + watch the ConfigMaps of one source; feeds the reloader. ``synced`` is set
     once the first list arrived."""
 
     def __init__(self, api_client: Any, source: ConfigMapSource, reloader: Reloader,
                  clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
         from kubernetes import client, watch  # only needed against a real cluster
 
         self.source = source
@@ -574,24 +560,15 @@ class ConfigMapWatcher:
         self._watch_factory = watch.Watch
         self._watch: Any = None
         self.synced = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self.thread_name = f"policysched-cm-{source.namespace}"
         self.connection = ConnectionLog(km.CONNECTION_CONFIGMAPS.format(
             source=source.name), log)
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"policysched-cm-{self.source.namespace}")
-        self._thread.start()
-
-    def stop(self, timeout: float | None = None) -> None:
-        self._stop.set()
+    def _interrupt(self) -> None:
         watch = self._watch
         if watch is not None:
             watch.stop()
             _interrupt(getattr(watch, "_resp", None))  # unblock the read in progress
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def _list(self) -> str:
         response: Any = self._api.list_namespaced_config_map(
