@@ -35,7 +35,7 @@ from ..model.selectors import (
     required_node_affinity,
     untolerated_taint,
 )
-from ..policy.model import Aggregate
+from ..policy.model import Aggregate, CelExpression
 from . import messages
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
@@ -70,10 +70,8 @@ class ClusterView:
         """Per row, a code for the node's value of label ``key`` (uniques[code] is the value,
         None for nodes without the label)."""
         column, _ = self.table.column(("label", key), lambda n: n.view["labels"].get(key))
-        if isinstance(column, FactorisedColumn):
-            return column.codes, column.uniques
-        uniques, codes = np.unique(column.data, return_inverse=True)
-        return codes.astype(np.int64), [v.item() for v in uniques]
+        assert isinstance(column, FactorisedColumn)  # strings and None: never numeric
+        return column.codes, column.uniques
 
     def has_label(self, key: str) -> np.ndarray:
         return self.bools(("has label", key), lambda n: key in n.view["labels"])
@@ -207,18 +205,42 @@ CountedTerms = Callable[[PodInfo], Mapping[Hashable, tuple[PodAffinityTerm, int]
 
 
 def compute(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: Evaluate,
-            counted_terms: CountedTerms, owner: Hashable) -> AggregateValue | list[AggregateValue]:
+            params: Mapping[str, Any], owner: Hashable
+            ) -> AggregateValue | list[AggregateValue]:
     """``aggregates.<name>`` for ``pod``: one value, or one per ``forEach`` item.
     ``evaluate(expression, extra)`` evaluates one of the aggregate's fields with
-    ``extra`` (``item``) added to the pod's activation; ``counted_terms(p)`` gives the
-    terms of ``termsOf`` of a counted pod, by key (the same for every pod while the
-    ``owner`` of the aggregate, its policy instance, is)."""
+    ``extra`` (``item``) added to the pod's activation; ``termsOf`` sees ``params``. The
+    ``owner`` (the policy instance) keys what is kept for the aggregate between pods."""
     if spec.terms_of is not None:
-        return _selecting_terms(pod, view, counted_terms, ("termsOf", owner, spec.name))
+        return _selecting_terms(pod, view, _counted_terms(spec.terms_of, params),
+                                ("termsOf", owner, spec.name))
     if spec.for_each is None:
         return _selected_pods(spec, pod, view, evaluate, {})
     items = evaluate(spec.for_each, {})
     return [_selected_pods(spec, pod, view, evaluate, {"item": item}) for item in items]
+
+
+def _counted_terms(terms_of: CelExpression, params: Mapping[str, Any]) -> CountedTerms:
+    """``termsOf`` of one counted pod: its terms by key, with their summed weights."""
+
+    def terms(pod: PodInfo) -> dict[Hashable, tuple[PodAffinityTerm, int]]:
+        found: dict[Hashable, tuple[PodAffinityTerm, int]] = {}
+        for item in terms_of.evaluate({"p": pod.view, "params": params}):
+            weight, term = 1, item
+            if isinstance(item, dict) and "podAffinityTerm" in item:
+                term, given = item["podAffinityTerm"], item.get("weight")
+                if type(given) is not int:
+                    raise CelError(messages.AGGREGATE_WEIGHT.format(value=given))
+                weight = given
+            try:
+                parsed = pod_affinity_term(term, pod.namespace, pod.view["labels"])
+            except SelectorError as e:
+                raise CelError(str(e)) from None
+            before = found.get(parsed.key)
+            found[parsed.key] = (parsed, weight + (before[1] if before else 0))
+        return found
+
+    return terms
 
 
 def _terms(value: Any, pod: PodInfo) -> tuple[PodAffinityTerm, ...]:

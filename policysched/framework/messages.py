@@ -79,6 +79,7 @@ def fit_error(total: int, reasons: Iterable[str], pre_filter_message: str = "",
     return text
 
 # --- aggregates ----------------------------------------------------------------------------
+AGGREGATE_FAILED = "aggregate {name} of policy {policy}: {error}"
 AGGREGATE_UNKNOWN_NODE = "node {node} is not a node of this scheduling cycle"
 AGGREGATE_GROUP_BY = "groupBy must be a node label key (a string), got {value!r}"
 AGGREGATE_WEIGHT = "the weight of a weighted term must be an int, got {value!r}"

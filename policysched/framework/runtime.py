@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..cache.node_info import NodeInfo
 from ..cel import CelError
 from ..model.objects import PodInfo
-from ..model.selectors import PodAffinityTerm, SelectorError, pod_affinity_term
 from ..policy.model import (
-    Aggregate,
     BindRule,
     CelExpression,
     ExtensionPoint,
@@ -212,38 +210,12 @@ class _Aggregates(dict[str, Any]):
 
         try:
             value = aggregates.compute(spec, self._state.pod, view, evaluate,
-                                       _counted_terms(self._instance, spec),
-                                       id(self._instance))
+                                       self._instance.params, id(self._instance))
         except CelError as e:
-            raise CelError(f"aggregate {name} of policy {policy.name}: {e.message}") from None
+            raise CelError(messages.AGGREGATE_FAILED.format(
+                name=name, policy=policy.name, error=e.message)) from None
         self[name] = value
         return value
-
-
-def _counted_terms(instance: PolicyInstance, spec: Aggregate) -> aggregates.CountedTerms:
-    """``termsOf`` of one counted pod: its terms by key, with their summed weights."""
-    expression = spec.terms_of
-
-    def terms(pod: PodInfo) -> dict[Hashable, tuple[PodAffinityTerm, int]]:
-        if expression is None:
-            return {}
-        found: dict[Hashable, tuple[PodAffinityTerm, int]] = {}
-        for item in expression.evaluate({"p": pod.view, "params": instance.params}):
-            weight, term = 1, item
-            if isinstance(item, dict) and "podAffinityTerm" in item:
-                term, given = item["podAffinityTerm"], item.get("weight")
-                if type(given) is not int:
-                    raise CelError(messages.AGGREGATE_WEIGHT.format(value=given))
-                weight = given
-            try:
-                parsed = pod_affinity_term(term, pod.namespace, pod.view["labels"])
-            except SelectorError as e:
-                raise CelError(str(e)) from None
-            before = found.get(parsed.key)
-            found[parsed.key] = (parsed, weight + (before[1] if before else 0))
-        return found
-
-    return terms
 
 
 @dataclass

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..cel import CelError
 from ..cel.library.function import Function, member_overload
 from ..cel.types import INT, Type
+from ..cel.values import no_such_overload
 
 # as declared in ``variables`` (which imports this module): types compare by name
 AGGREGATE_TYPE = Type("policysched.Aggregate")
@@ -32,8 +32,7 @@ class AggregateValue(Protocol):
 
 def _check(value: Any, function: str) -> AggregateValue:
     if not hasattr(value, "count_column"):
-        raise CelError(f"found no matching overload for '{function}' applied to "
-                       f"'({type(value).__name__})'")
+        raise no_such_overload(function, value)
     return value
 
 
