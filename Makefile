@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint conformance bench bench-cel bench-engine bench-e2e clean cluster cluster-down e2e
+.PHONY: demo test lint deploy-files conformance bench bench-cel bench-engine bench-e2e clean cluster cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check policysched tests bench
 	$(BIN)/mypy
+
+# deploy/policies-configmap.yaml and deploy/scheduler-config.yaml, generated from policies/.
+deploy-files: $(STAMP)
+	$(BIN)/python deploy/generate.py
 
 # Lint, the unit tests, then the end-to-end suite (it starts a private local control plane:
 # a cold ~/.cache/policysched builds it first, see deploy/local/README.md).

@@ -11,7 +11,7 @@ outside its root, so they are generated here and committed):
   the policies read from those ConfigMaps, leader election on a Lease in
   ``policysched-system`` and /healthz, /readyz, /metrics on port 10259.
 
-Usage: ``python3 deploy/generate.py`` (write) or ``python3 deploy/generate.py --check``
+Usage: ``make deploy-files`` or ``python deploy/generate.py`` (write), or ``--check``
 (exit 1 and name the stale files when they differ from what would be generated).
 """
 
@@ -26,13 +26,21 @@ import yaml
 
 DEPLOY = Path(__file__).resolve().parent
 REPO = DEPLOY.parent
+sys.path.insert(0, str(REPO))  # the checkout's policysched, installed or not
+
+from policysched.policy.configmap_manifest import (  # noqa: E402
+    CONFIGMAP_PREFIX,
+    DEPLOY_NAMESPACE,
+    POLICY_LABEL,
+    ManifestError,
+    configmap_manifest,
+)
+
 POLICIES = REPO / "policies"
 BUILTIN_CONFIGURATION = "scheduler-config.yaml"
 
-NAMESPACE = "policysched-system"
-POLICY_LABEL = "policysched.io/policy"
+NAMESPACE = DEPLOY_NAMESPACE
 APP_LABEL = ("app.kubernetes.io/name", "policysched")
-CONFIGMAP_PREFIX = "policysched-policy-"
 LEASE_NAME = "policysched"
 HEALTHZ_BIND_ADDRESS = "0.0.0.0:10259"
 
@@ -47,44 +55,15 @@ def policy_files() -> list[Path]:
     return sorted(p for p in POLICIES.glob("*.yaml") if p.name != BUILTIN_CONFIGURATION)
 
 
-def _literal_block(text: str, indent: str) -> str:
-    """``text`` as a YAML literal block scalar (the ``|`` header and the indented lines)."""
-    if text.endswith("\n\n"):
-        chomp = "+"
-    elif text.endswith("\n"):
-        chomp = ""
-    else:
-        chomp = "-"
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    indicator = str(len(indent)) if lines and lines[0][:1] in (" ", "\t") else ""
-    body = "".join(f"{indent}{line}\n" if line else "\n" for line in lines)
-    return f"|{indicator}{chomp}\n{body}"
-
-
 def configmap(path: Path) -> str:
     """The ConfigMap document of one policy file."""
-    text = path.read_text(encoding="utf-8")
-    if "\t" in text or any(line != line.rstrip() for line in text.split("\n")):
-        raise SystemExit(f"{path}: tabs or trailing blanks cannot be kept in a YAML block")
-    name = path.stem
-    document = (
-        HEADER.format(source=f"policies/{path.name}")
-        + "apiVersion: v1\n"
-        "kind: ConfigMap\n"
-        "metadata:\n"
-        f"  name: {CONFIGMAP_PREFIX}{name}\n"
-        f"  namespace: {NAMESPACE}\n"
-        "  labels:\n"
-        f"    {APP_LABEL[0]}: {APP_LABEL[1]}\n"
-        f'    {POLICY_LABEL}: "true"\n'
-        "data:\n"
-        f"  {path.name}: {_literal_block(text, '    ')}")
-    loaded = yaml.safe_load(document)  # the block must give back the file, byte for byte
-    if loaded["data"][path.name] != text:
-        raise SystemExit(f"{path}: the generated ConfigMap does not reproduce the file")
-    return document
+    try:
+        document = configmap_manifest(f"{CONFIGMAP_PREFIX}{path.stem}", NAMESPACE,
+                                      {path.name: path.read_text(encoding="utf-8")},
+                                      {APP_LABEL[0]: APP_LABEL[1]})
+    except ManifestError as e:
+        raise SystemExit(f"{path}: {e}") from None
+    return HEADER.format(source=f"policies/{path.name}") + document
 
 
 def policies_configmaps() -> str:
@@ -141,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         out_of_date = stale()
         for path in out_of_date:
-            print(f"{path.relative_to(REPO)} is out of date: run python3 deploy/generate.py",
+            print(f"{path.relative_to(REPO)} is out of date: run make deploy-files",
                   file=sys.stderr)
         return 1 if out_of_date else 0
     for path, text in outputs().items():

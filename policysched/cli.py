@@ -12,6 +12,7 @@ import click
 
 from .cluster.binder import DEFAULT_PARALLEL_BINDS
 from .policy import render_json, render_text
+from .policy.configmap_manifest import DEPLOY_NAMESPACE
 
 if TYPE_CHECKING:
     from .commands.explain import Explanation
@@ -89,6 +90,42 @@ def validate(paths: tuple[str, ...], output: str, color: bool | None,
         click.echo(summary(policy_set), err=True)
     if not policy_set.valid or (strict and policy_set.warnings):
         click.get_current_context().exit(EXIT_INVALID)
+
+
+@main.command()
+@click.argument(
+    "paths", nargs=-1, required=True,
+    type=click.Path(exists=True, dir_okay=True, readable=False, path_type=str),
+)
+@click.option("--namespace", "-n", default=DEPLOY_NAMESPACE, show_default=True,
+              help="The namespace the scheduler watches for policy ConfigMaps.")
+@click.option("--name", default=None,
+              help="The ConfigMap's name. Default: policysched-policy-<the first policy>.")
+def configmap(paths: tuple[str, ...], namespace: str, name: str | None) -> None:
+    """Print the ConfigMap that puts policy files live: apply it with
+    `policysched configmap my-policy.yaml | kubectl apply -f -`.
+
+    PATHS are SchedulingPolicy files or directories; each file becomes one key, kept
+    verbatim (so a PolicyRejected Event's line:col is the file's), and the ConfigMap is
+    labelled policysched.io/policy=true, which the deployed scheduler watches. The files
+    are validated first: on an error nothing is printed on stdout and the exit code is 1.
+    A policy runs where a profile enables it: in the built-in configuration, give it the
+    label policysched.io/profile: policysched.
+    """
+    from .commands.configmap import wrap
+    from .errors import UserError
+
+    try:
+        wrapped = wrap(paths, namespace, name)
+    except UserError as e:
+        _fail(str(e))
+        return
+    if wrapped.policy_set.diagnostics:
+        click.echo(render_text(wrapped.policy_set.diagnostics, color=False), err=True)
+    if wrapped.manifest is None:
+        click.get_current_context().exit(EXIT_INVALID)
+        return
+    click.echo(wrapped.manifest, nl=False)
 
 
 # -- offline engine commands ---------------------------------------------------------------

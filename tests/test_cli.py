@@ -140,3 +140,35 @@ def test_run_passes_the_api_client_options(monkeypatch: Any) -> None:
     assert "--parallel-bindsINTEGERRANGE" in help_text and "[default:16" in help_text
     assert "else50(kube-scheduler'sdefault)" in help_text
     assert "else100(kube-scheduler'sdefault)" in help_text
+
+
+def test_configmap_prints_a_watched_configmap_of_valid_policies(tmp_path: Path) -> None:
+    import yaml
+
+    result = run("configmap", str(CONTRACT[0]), str(CONTRACT[1]), "-n", "team-a")
+    assert result.exit_code == 0, result.output
+    document = yaml.safe_load(result.stdout)
+    assert document["metadata"] == {"name": "policysched-policy-delay", "namespace": "team-a",
+                                    "labels": {"policysched.io/policy": "true"}}
+    assert document["data"] == {p.name: p.read_text() for p in CONTRACT}
+
+
+def test_configmap_of_an_invalid_policy_prints_the_errors_and_no_manifest(
+        tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(CONTRACT[0].read_text().replace("int(pod.annotations.delay)", "nw", 1))
+    result = run("configmap", str(bad))
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert f"{bad}:" in result.stderr and "undeclared reference to 'nw'" in result.stderr
+
+
+def test_configmap_refuses_what_is_not_a_policy_file(tmp_path: Path) -> None:
+    result = run("configmap", str(ROOT / "policies" / "scheduler-config.yaml"))
+    assert result.exit_code == 1
+    assert "holds a SchedulerConfiguration, not only SchedulingPolicy documents" in \
+        result.stderr
+    twin = tmp_path / "delay.yaml"
+    twin.write_text(CONTRACT[0].read_text().replace("name: delay", "name: delay2", 1))
+    result = run("configmap", str(CONTRACT[0]), str(twin))
+    assert result.exit_code == 1 and "another file is also named delay.yaml" in result.stderr

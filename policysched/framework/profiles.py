@@ -14,7 +14,8 @@ from typing import Any
 from ..cel.values import INT64_MAX
 from ..policy import ExtensionPoint, Policy
 from ..policy.model import ScoreRule
-from .runtime import MAX_NODE_SCORE, Framework, PolicyInstance
+from ..policy.selection import ConfigurationError, PolicyInstance, select
+from .runtime import MAX_NODE_SCORE, Framework
 from .scheduler import EngineSettings
 
 DEFAULT_SCHEDULER_NAME = "policysched"
@@ -29,21 +30,16 @@ class Engine:
     settings: EngineSettings
 
 
-class ConfigurationError(ValueError):
-    """A configuration that names unknown policies or params, or is ambiguous."""
-
-
 def build_frameworks(policies: Sequence[Policy], configuration: Mapping[str, Any] | None
                      ) -> tuple[dict[str, Framework], EngineSettings]:
     spec = dict(configuration or {})
-    by_name = {p.name: p for p in policies}
     profiles = spec.get("profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
     frameworks: dict[str, Framework] = {}
     for profile in profiles:
         name = profile["schedulerName"]
         if name in frameworks:
             raise ConfigurationError(f"profile {name} is declared twice")
-        instances = _enabled(profile, policies, by_name)
+        instances = select(profile, policies)
         _check_total_score(name, instances)
         frameworks[name] = Framework(name, instances, _queue_sort(name, profile, instances))
     backoff = spec.get("backoff") or {}
@@ -53,35 +49,6 @@ def build_frameworks(policies: Sequence[Policy], configuration: Mapping[str, Any
         max_backoff=float(backoff.get("maxSeconds", 10)),
     )
     return frameworks, settings
-
-
-def _enabled(profile: Mapping[str, Any], policies: Sequence[Policy],
-             by_name: Mapping[str, Policy]) -> list[PolicyInstance]:
-    selection = profile.get("policies")
-    if selection is None:
-        return [PolicyInstance(p, dict(p.params)) for p in policies]
-    enabled = selection.get("enabled") or []
-    disabled = {d["name"] for d in selection.get("disabled") or []}
-    out: list[PolicyInstance] = []
-    listed: set[str] = set()
-    for entry in enabled:
-        policy = by_name.get(entry["name"])
-        if policy is None:
-            raise ConfigurationError(
-                f"profile {profile['schedulerName']} enables unknown policy {entry['name']}")
-        overrides = entry.get("params") or {}
-        unknown = sorted(set(overrides) - set(policy.params))
-        if unknown:
-            raise ConfigurationError(
-                f"profile {profile['schedulerName']} sets params {', '.join(unknown)} that "
-                f"policy {policy.name} does not declare")
-        out.append(PolicyInstance(policy, {**policy.params, **overrides},
-                                  int(entry.get("weight", 1))))
-        listed.add(policy.name)
-    if "*" not in disabled:
-        out += [PolicyInstance(p, dict(p.params)) for p in policies
-                if p.name not in listed and p.name not in disabled]
-    return out
 
 
 def _check_total_score(name: str, instances: Sequence[PolicyInstance]) -> None:

@@ -59,6 +59,7 @@ UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 FORCE_ACTIVATE = "ForceActivate"
 GATE_RECHECK = "GateRecheck"
 ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
+POLICY_SET_CHANGE = "PolicySetChange"  # hot reload: any pod may have become schedulable
 
 
 @dataclass(frozen=True, slots=True)

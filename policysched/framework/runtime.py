@@ -31,7 +31,6 @@ from ..policy.model import (
     Normalization,
     PermitOnFalse,
     PermitRule,
-    Policy,
     PostFilterRule,
     PreBindRule,
     PreFilterRule,
@@ -40,26 +39,13 @@ from ..policy.model import (
     Rule,
     ScoreRule,
 )
+from ..policy.selection import PolicyInstance
 from . import aggregates, messages
 from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
 
 MAX_NODE_SCORE = 100
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class PolicyInstance:
-    """A policy as a profile enables it: params after the profile's overrides, and the
-    profile's weight multiplier for its score rules."""
-
-    policy: Policy
-    params: Mapping[str, Any]
-    weight: int = 1
-
-    @property
-    def name(self) -> str:
-        return self.policy.name
 
 
 class _Ignored:

@@ -52,7 +52,7 @@ from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, wai
 from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, with_pods
 from .event_handlers import EventHandlers, PodRecord
 from .preemption import preempt
-from .queue import IN_FLIGHT, GateRejection, QueuedPod, SchedulingQueue
+from .queue import IN_FLIGHT, POLICY_SET_CHANGE, GateRejection, QueuedPod, SchedulingQueue
 from .runtime import UNORDERED, CycleState, Framework
 from .status import SUCCESS, Code, Status, error, unschedulable
 from .vectorised import NodeEvaluator
@@ -168,13 +168,15 @@ class Scheduler:
 
     def set_profiles(self, profiles: Mapping[str, Framework]) -> None:
         """Swap the compiled policy set (hot reload), between scheduling cycles. Pods keep
-        their place in the queue; pods of a profile that no longer exists stay queued and
-        are reported when popped."""
+        their place in the queue; the unschedulable ones are moved to be tried again (a
+        rule that rejected them may be gone or changed) and gated ones re-run preEnqueue;
+        pods of a profile that no longer exists stay queued and are reported when popped."""
         swapped = dict(profiles)
         self.profiles.clear()  # in place: the event handlers share it
         self.profiles.update(swapped)
         self.evaluator.reset()
         self.table.clear()
+        self.queue.move_all(POLICY_SET_CHANGE)
 
     # -- the queue's callbacks: queueSort, preEnqueue ----------------------------------------
 

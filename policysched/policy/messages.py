@@ -206,8 +206,20 @@ CONFIGMAP_SOURCE_OFFLINE = (
     "-l <this selector> -o yaml > policies.yaml)")
 NOT_ENABLED = (
     "policy {name} is enabled by no profile of {config}, so it does nothing: add --enable "
-    "{name}[:WEIGHT] (to the first profile), or enable it in a profile of a --config file")
+    "{name}[:WEIGHT] (to the first profile){label}, or enable it in a profile of a --config "
+    "file")
+NOT_ENABLED_LABEL = (
+    ", give it the label {key}: {value} in its metadata.labels (profile {profile} selects it)")
 BUILTIN_CONFIGURATION = "the built-in configuration"
+NOT_VERBATIM = (
+    "{key}: tabs or trailing blanks cannot be kept in a ConfigMap's YAML block: remove them")
+CONFIGMAP_NOT_POLICY = (
+    "{path}: holds a {kind}, not only SchedulingPolicy documents: a policy ConfigMap holds "
+    "policies")
+CONFIGMAP_DUPLICATE_KEY = "{path}: another file is also named {key} (ConfigMap keys are file names)"
+UNKNOWN_POLICY = "profile {profile} enables unknown policy {policy}"
+UNKNOWN_PARAMS = "profile {profile} sets params {params} that policy {policy} does not declare"
+BAD_POLICY_SELECTOR = "profile {profile}: policies.selector: {problem}"
 BAD_ENABLE = "--enable {entry!r}: expected NAME or NAME:WEIGHT (WEIGHT a whole number)"
 NOT_POLICIES = (
     "{count} documents here are not policies (kinds: {kinds}): a policy source holds "

@@ -6,9 +6,10 @@ The configuration is the ``--config`` file, else the built-in one
 (``directories`` relative to the configuration file; ``configMaps`` watched in the cluster
 by ``run``); a configuration without ``policySources`` uses the built-in library. Paths
 given with ``--policies`` are added to those sources, they never replace them, and enable
-nothing by themselves: a profile of the configuration enables a policy (``--enable`` adds
-one to the first profile). A policy loaded but enabled by no profile is a warning, except
-for the built-in library's own, which is a catalogue to pick from.
+nothing by themselves: a profile of the configuration enables a policy, by name or by its
+labels (``policy.selection``; ``--enable`` adds one to the first profile). A policy loaded
+but enabled by no profile is a warning, except for the built-in library's own, which is a
+catalogue to pick from.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .diagnostics import Diagnostic, DiagnosticKind, render_text
 from .documents import LoadedDocument
 from .model import Policy
 from .policy_set import load_policy_set
+from .selection import enabled_names
 
 BUILTIN_CONFIGURATION = BUILTIN_POLICIES / "scheduler-config.yaml"
 
@@ -120,37 +122,32 @@ def with_enabled(configuration: Mapping[str, Any], enable: Sequence[str]) -> dic
     return out
 
 
-def enabled_names(configuration: Mapping[str, Any], names: Iterable[str]) -> set[str]:
-    """Which of ``names`` some profile of ``configuration`` enables (as
-    ``profiles.build_frameworks`` selects them)."""
-    names = list(names)
-    enabled: set[str] = set()
-    for profile in configuration.get("profiles") or [{}]:
-        selection = profile.get("policies")
-        if selection is None:
-            return set(names)
-        listed = {e["name"] for e in selection.get("enabled") or []}
-        disabled = {d["name"] for d in selection.get("disabled") or []}
-        enabled |= listed
-        if "*" not in disabled:
-            enabled |= {n for n in names if n not in disabled}
-    return enabled & set(names)
-
-
 def not_enabled(policies: Sequence[Policy], configuration: Mapping[str, Any],
                 config_label: str) -> list[Diagnostic]:
     """A warning at each policy (outside the built-in library) that no profile enables."""
-    enabled = enabled_names(configuration, (p.name for p in policies))
+    enabled = enabled_names(configuration, policies)
     builtin = BUILTIN_POLICIES.resolve()
     out = []
     for policy in policies:
         if policy.name in enabled or _within(policy.source, builtin):
             continue
-        message = messages.NOT_ENABLED.format(name=policy.name, config=config_label)
+        message = messages.NOT_ENABLED.format(name=policy.name, config=config_label,
+                                              label=_label_hint(configuration))
         out.append(Diagnostic(DiagnosticKind.NOT_ENABLED, message, policy.position.path,
                               policy.position.line, policy.position.column,
                               policy=policy.name, origin=policy.origin, severity="warning"))
     return out
+
+
+def _label_hint(configuration: Mapping[str, Any]) -> str:
+    """How to enable a policy through the first profile whose ``policies.selector`` asks
+    for a label ("" when none does)."""
+    for profile in configuration.get("profiles") or []:
+        selector = (profile.get("policies") or {}).get("selector") or {}
+        for key, value in (selector.get("matchLabels") or {}).items():
+            return messages.NOT_ENABLED_LABEL.format(
+                key=key, value=value, profile=profile.get("schedulerName", ""))
+    return ""
 
 
 def _within(source: str, directory: Path) -> bool:

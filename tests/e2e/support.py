@@ -661,6 +661,34 @@ def unschedulable_with(text: str) -> Callable[[Any], bool]:
     return check
 
 
+ACTIVE_SET = "policysched_active_policy_set_info"
+RELOAD_TIMEOUT = 15.0  # seconds for a policy change to become active (the goal is < 1 s)
+
+
+def active_policy_version(metrics: str) -> str | None:
+    """The version of the policy set the scheduler's /metrics says is active."""
+    for labels in metric_labels(metrics, ACTIVE_SET):
+        if metric_value(metrics, ACTIVE_SET, labels) == 1.0:
+            return labels.get("version")
+    return None
+
+
+def wait_for_policy_version(scheduler: SchedulerProcess, check: Callable[[str], bool],
+                            what: str) -> str:
+    """Poll /metrics until the active policy set's version passes ``check``; that version."""
+    found: list[str] = []
+
+    def changed() -> bool:
+        version = active_policy_version(scheduler.metrics())
+        if version is not None and check(version):
+            found.append(version)
+            return True
+        return False
+
+    scheduler.wait(what, changed, RELOAD_TIMEOUT)
+    return found[0]
+
+
 def wait_for_event(events: Any, namespace: str, predicate: Callable[[Any], bool],
                    timeout: float, what: str) -> Any:
     return wait_for(events.list_namespaced_event, namespace, predicate=predicate,

@@ -82,7 +82,7 @@ def config_map(name_prefix: str) -> dict[str, Any]:
 def test_generated_files_are_up_to_date() -> None:
     stale = generator().stale()
     assert not stale, (f"out of date: {[str(p.relative_to(support.REPO)) for p in stale]}; "
-                       "run: python3 deploy/generate.py")
+                       "run: make deploy-files")
 
 
 def test_policy_configmaps_hold_every_builtin_policy_verbatim() -> None:

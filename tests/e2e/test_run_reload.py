@@ -25,10 +25,8 @@ CONFIGMAP = "policysched-policy-delay"
 KEY = "delay.yaml"
 MESSAGE = "message: delay not reached"
 EXPRESSION = "expression: now - pod.creationTimestamp >= int(pod.annotations.delay)"
-ACTIVE_SET = "policysched_active_policy_set_info"
 RELOADS = "policysched_policy_reloads_total"
 RELOAD_SECONDS = "policysched_policy_reload_duration_seconds"
-RELOAD_TIMEOUT = 15.0  # seconds for a change to become active (the goal is < 1 s)
 
 
 def _core(api: Any) -> Any:
@@ -36,27 +34,6 @@ def _core(api: Any) -> Any:
 
     core: Any = client.CoreV1Api(api)
     return core
-
-
-def _active_version(metrics: str) -> str | None:
-    for labels in support.metric_labels(metrics, ACTIVE_SET):
-        if support.metric_value(metrics, ACTIVE_SET, labels) == 1.0:
-            return labels.get("version")
-    return None
-
-
-def _wait_for_version(scheduler: support.SchedulerProcess, check: Any, what: str) -> str:
-    found: list[str] = []
-
-    def changed() -> bool:
-        version = _active_version(scheduler.metrics())
-        if version is not None and check(version):
-            found.append(version)
-            return True
-        return False
-
-    scheduler.wait(what, changed, RELOAD_TIMEOUT)
-    return found[0]
 
 
 def _write(api: Any, text: str) -> str:
@@ -79,7 +56,7 @@ def test_hot_reload_applies_a_good_change_and_keeps_it_over_a_bad_one(
     original = _core(admin_api).read_namespaced_config_map(CONFIGMAP, NS).data[KEY]
     assert MESSAGE in original and EXPRESSION in original
     before = scheduler.metrics()
-    first_version = _active_version(before)
+    first_version = support.active_policy_version(before)
     assert first_version is not None, "no policysched_active_policy_set_info on /metrics"
     failures = support.metric_value(before, RELOADS, {"result": "failure"}) or 0.0
     count = support.metric_value(before, f"{RELOAD_SECONDS}_count") or 0.0
@@ -89,8 +66,8 @@ def test_hot_reload_applies_a_good_change_and_keeps_it_over_a_bad_one(
         # A good change: active within a second, and the scheduler behaves accordingly.
         written = time.monotonic()
         _write(admin_api, good)
-        good_version = _wait_for_version(scheduler, lambda v: v != first_version,
-                                         "the good change to become active")
+        good_version = support.wait_for_policy_version(
+            scheduler, lambda v: v != first_version, "the good change to become active")
         latency = time.monotonic() - written
         after = scheduler.metrics()
         in_process = ((support.metric_value(after, f"{RELOAD_SECONDS}_sum") or 0.0) - total) / \
@@ -111,15 +88,16 @@ def test_hot_reload_applies_a_good_change_and_keeps_it_over_a_bad_one(
             client.EventsV1Api(admin_api), NS,
             lambda e: (e.reason == "PolicyRejected" and e.regarding.name == CONFIGMAP
                        and e.regarding.resource_version == bad_version),
-            RELOAD_TIMEOUT, "a PolicyRejected event on the ConfigMap")
+            support.RELOAD_TIMEOUT, "a PolicyRejected event on the ConfigMap")
         assert event.type == "Warning"
         assert (event.note or "").startswith(f"{NS}/{CONFIGMAP}[{KEY}]:{line}:"), event.note
         rejected = scheduler.metrics()
         assert support.metric_value(rejected, RELOADS, {"result": "failure"}) == failures + 1
-        assert _active_version(rejected) == good_version
+        assert support.active_policy_version(rejected) == good_version
         assert scheduler.get("/readyz")[0] == 200
         assert _pending_message(admin_api, namespace, "after-bad", "delay not reached") == \
             "0/3 nodes are available: delay not reached (reloaded)."
     finally:
         _write(admin_api, original)
-    _wait_for_version(scheduler, lambda v: v == first_version, "the original set back")
+    support.wait_for_policy_version(scheduler, lambda v: v == first_version,
+                                    "the original set back")

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from policysched.framework.profiles import ConfigurationError, build_frameworks
+from policysched.framework.profiles import build_frameworks
 from policysched.policy import load_policy_set
+from policysched.policy.selection import ConfigurationError
 
 POLICY = """
 apiVersion: policysched.io/v1alpha1

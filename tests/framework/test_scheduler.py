@@ -433,3 +433,27 @@ def test_an_attempt_hook_that_raises_is_logged_and_changes_nothing(
         run(scheduler)
     assert sorted(b.pod for b in backend.bindings) == ["default/a", "default/b"]
     assert caplog.text.count("on_attempt_end hook") == 2
+
+
+def test_a_new_policy_set_retries_the_pods_the_old_one_left_unschedulable(
+        tmp_path: Path) -> None:
+    blocking = engine_with(tmp_path, """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: block}
+spec:
+  filter:
+  - {name: nowhere, expression: "false", reason: blocked}
+""")
+    clock = SimulatedClock(START.timestamp())
+    backend = MemoryBackend([make_node("n1", cpu="4"), pending("p")], clock)
+    scheduler = Scheduler(backend, blocking.frameworks, blocking.settings)
+    run(scheduler)
+    clock.advance(60)  # backoff over; the pod waits for an event (5 min flush)
+    run(scheduler)
+    assert scheduler.records["default/p"].node is None
+    assert failures(backend, "p") == ["0/1 nodes are available: 1 blocked."]
+    (tmp_path / "test.yaml").unlink()  # the policy is deleted
+    scheduler.set_profiles(load_engine([str(tmp_path)], POLICIES_ONLY).frameworks)
+    run(scheduler)  # no cluster event: the swap alone moves the pod
+    assert scheduler.records["default/p"].node == "n1"

@@ -4,6 +4,7 @@ and warnings for what a command cannot use."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,6 @@ from policysched.errors import UserError
 from policysched.policy import DiagnosticKind, load_policy_set
 from policysched.policy.sources import (
     BUILTIN_CONFIGURATION,
-    enabled_names,
     not_enabled,
     resolve_sources,
     with_enabled,
@@ -100,15 +100,6 @@ def test_enable_appends_to_the_first_profile_with_its_weight() -> None:
         with_enabled(configuration, ["mine:heavy"])
 
 
-def test_enabled_names_follows_the_profiles_selection() -> None:
-    names = ["a", "b", "c"]
-    assert enabled_names({"profiles": [{"schedulerName": "p"}]}, names) == set(names)
-    only_a = {"policies": {"enabled": [{"name": "a"}], "disabled": [{"name": "*"}]}}
-    assert enabled_names({"profiles": [only_a]}, names) == {"a"}
-    not_b = {"policies": {"disabled": [{"name": "b"}]}}
-    assert enabled_names({"profiles": [only_a, not_b]}, names) == {"a", "c"}
-
-
 def test_a_policy_enabled_by_no_profile_is_a_warning_but_not_the_library(
         tmp_path: Path) -> None:
     mine = write(tmp_path / "mine.yaml", POLICY.format(name="mine"))
@@ -119,3 +110,15 @@ def test_a_policy_enabled_by_no_profile_is_a_warning_but_not_the_library(
     assert (warning.path, warning.line, warning.policy) == (other, 1, "other")
     assert warning.severity == "warning" and warning.kind == DiagnosticKind.NOT_ENABLED
     assert "--enable other[:WEIGHT]" in warning.message
+
+
+def test_the_warning_names_the_label_a_profile_selects() -> None:
+    policy = load_policy_set([BUILTIN_POLICIES / "zone-a-first.yaml"]).policies
+    configuration = {"profiles": [{"schedulerName": "p", "policies": {
+        "disabled": [{"name": "*"}],
+        "selector": {"matchLabels": {"policysched.io/profile": "p"}}}}]}
+    # the library is exempt: check the hint through a copy outside it
+    moved = [dataclasses.replace(p, source="elsewhere.yaml") for p in policy]
+    (warning,) = not_enabled(moved, configuration, "c.yaml")
+    assert "give it the label policysched.io/profile: p in its metadata.labels" in \
+        warning.message
