@@ -79,12 +79,10 @@ def scheduler_configuration() -> str:
         "apiVersion": builtin["apiVersion"],
         "kind": builtin["kind"],
         "policySources": {"configMaps": [{
-            "namespace": NAMESPACE,
             "labelSelector": {"matchLabels": {POLICY_LABEL: "true"}},
         }]},
         "leaderElection": {
             "leaderElect": True,
-            "namespace": NAMESPACE,
             "leaseName": LEASE_NAME,
         },
         "healthzBindAddress": HEALTHZ_BIND_ADDRESS,
@@ -95,9 +93,9 @@ def scheduler_configuration() -> str:
     comment = (
         "# The configuration of deploy/deployment.yaml (kustomize puts it in the ConfigMap\n"
         "# policysched-config): the profiles of policies/scheduler-config.yaml; the policies\n"
-        f"# come from the ConfigMaps labelled {POLICY_LABEL}=true in {NAMESPACE}\n"
-        "# (deploy/policies-configmap.yaml), watched and hot-reloaded; only the holder of the\n"
-        f"# Lease {NAMESPACE}/{LEASE_NAME} schedules.\n")
+        f"# come from the ConfigMaps labelled {POLICY_LABEL}=true in the scheduler's own\n"
+        f"# namespace ({NAMESPACE}, or an overlay's; deploy/policies-configmap.yaml),\n"
+        f"# watched and hot-reloaded; only the holder of the Lease {LEASE_NAME} there schedules.\n")
     body = yaml.safe_dump(configuration, sort_keys=False, default_flow_style=False, width=100)
     return HEADER.format(source=f"policies/{BUILTIN_CONFIGURATION}") + comment + body
 

@@ -44,7 +44,7 @@ from ..policy.schema import validate
 from ..policy.yaml_documents import YamlDocument, parse_documents
 from ..resources import BUILTIN_POLICIES
 from .explain import PASS, Explanation, UnknownPod, explain
-from .loading import UserError, load_cluster, load_engine
+from .loading import UserError, load_cluster, load_offline
 from .simulate import PodOutcome, simulate
 
 CANNOT_READ = "{path}: cannot read the test file: {reason}"
@@ -73,6 +73,7 @@ class CaseResult:
     name: str
     failures: list[str] = field(default_factory=list)
     status: Status = Status.PASSED
+    warnings: list[str] = field(default_factory=list)  # loading's (policy not enabled...)
 
     @property
     def passed(self) -> bool:
@@ -234,13 +235,15 @@ def run_case(path: Path, name: str, document: YamlDocument) -> CaseResult:
     result = CaseResult(str(path), name)
     base = path.parent
     try:
-        engine = load_engine(
+        loaded = load_offline(
             [_resolve(base, p) for p in case.get("policies") or []],
             _resolve(base, case["config"]) if case.get("config") else None,
             enable=case.get("enable") or ())
         objects, start = _cluster(base, case["cluster"], case.get("now"))
     except UserError as e:
         return _error(str(path), name, [str(e)])
+    engine = loaded.engine
+    result.warnings = [w.headline() for w in loaded.warnings]
     outcome = simulate(objects, engine.frameworks, engine.settings, start)
     for key, expected in case["expect"].items():
         pod = outcome.pod(key)

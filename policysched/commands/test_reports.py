@@ -33,18 +33,21 @@ def summary(results: Sequence[CaseResult]) -> str:
 
 
 def text_lines(results: Sequence[CaseResult]) -> list[str]:
-    """``PASS``/``FAIL``/``ERROR`` and the case, then each failure indented."""
+    """``PASS``/``FAIL``/``ERROR`` and the case, then each failure and each loading
+    warning indented."""
     lines = []
     for result in results:
         label = f"{result.path}: {result.name}" if result.name else result.path
         lines.append(f"{LABELS[result.status]} {label}")
         lines += [f"    {line}" for failure in result.failures for line in failure.splitlines()]
+        lines += [f"    {warning}" for warning in result.warnings]
     return lines
 
 
 def as_json(files: Sequence[FileReport]) -> str:
     """``{"passed": n, "failed": n, "errors": n, "files": [{"path", "cases": [{"name",
-    "status", "failures": [...]}]}]}``; status is passed, failed or error."""
+    "status", "failures": [...], "warnings": [...]}]}]}``; status is passed, failed or
+    error."""
     results = [r for f in files for r in f.cases]
     return json.dumps({
         "passed": count(results, Status.PASSED),
@@ -52,7 +55,8 @@ def as_json(files: Sequence[FileReport]) -> str:
         "errors": count(results, Status.ERROR),
         "files": [{"path": f.path,
                    "cases": [{"name": r.name, "status": r.status.value,
-                              "failures": r.failures} for r in f.cases]}
+                              "failures": r.failures, "warnings": r.warnings}
+                             for r in f.cases]}
                   for f in files],
     }, indent=2)
 

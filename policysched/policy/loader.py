@@ -88,9 +88,13 @@ def load_paths(paths: Iterable[str | os.PathLike[str]],
     return result
 
 
+KUSTOMIZATION_FILES = frozenset({"kustomization.yaml", "kustomization.yml"})
+
+
 def yaml_files(directory: str | os.PathLike[str]) -> list[str]:
-    """``*.yaml`` / ``*.yml`` under ``directory``, recursively, sorted, hidden entries
-    skipped."""
+    """``*.yaml`` / ``*.yml`` under ``directory``, recursively, sorted, hidden entries and
+    kustomize's own files (a policy directory may be a kustomization that turns the
+    policies into ConfigMaps) skipped."""
     found: list[str] = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -98,6 +102,7 @@ def yaml_files(directory: str | os.PathLike[str]) -> list[str]:
             os.path.join(root, f)
             for f in files
             if f.endswith(YAML_SUFFIXES) and not f.startswith(".")
+            and f not in KUSTOMIZATION_FILES
         ]
     return sorted(found, key=lambda f: FilePath(f).parts)
 

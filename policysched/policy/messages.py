@@ -200,6 +200,7 @@ INVALID_POD_AFFINITY_TERM = "invalid pod affinity term: {reason}"
 
 # --- policy sources (policy.sources): what a command loads
 CONFIGURATION_COUNT = ("{path}: expected one SchedulerConfiguration document, found {count}")
+OWN_NAMESPACE = "<the scheduler's namespace>"
 CONFIGMAP_SOURCE_OFFLINE = (
     "ConfigMaps of namespace {namespace} are read from the cluster by `policysched run` "
     "only: offline, give their YAML with --policies (kubectl get configmap -n {namespace} "

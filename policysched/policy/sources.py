@@ -33,10 +33,11 @@ BUILTIN_CONFIGURATION = BUILTIN_POLICIES / "scheduler-config.yaml"
 
 @dataclass(frozen=True)
 class ConfigMapSelection:
-    """One ``policySources.configMaps`` entry: ConfigMaps of ``namespace`` selected by
-    ``label_selector`` (None: the default selector)."""
+    """One ``policySources.configMaps`` entry: ConfigMaps of ``namespace`` (None: the
+    namespace the scheduler runs in) selected by ``label_selector`` (None: the default
+    selector)."""
 
-    namespace: str
+    namespace: str | None
     label_selector: Mapping[str, Any] | None
     index: int  # in policySources.configMaps, for positions
 
@@ -66,7 +67,8 @@ class Sources:
         """A warning per ConfigMap source, which only ``run`` can read."""
         return [replace(self.document.diagnostic(
             ("policySources", "configMaps", c.index), DiagnosticKind.SOURCE,
-            messages.CONFIGMAP_SOURCE_OFFLINE.format(namespace=c.namespace)),
+            messages.CONFIGMAP_SOURCE_OFFLINE.format(
+                namespace=c.namespace or messages.OWN_NAMESPACE)),
             severity="warning") for c in self.configmaps]
 
 
@@ -93,7 +95,7 @@ def resolve_sources(config_path: str | None, added: Iterable[str] = ()) -> Sourc
         return Sources(document, path, (str(BUILTIN_POLICIES), *added), (), builtin)
     base = Path(path).resolve().parent
     directories = tuple(str(base / d) for d in spec.get("directories") or [])
-    configmaps = tuple(ConfigMapSelection(str(c["namespace"]), c.get("labelSelector"), i)
+    configmaps = tuple(ConfigMapSelection(c.get("namespace"), c.get("labelSelector"), i)
                        for i, c in enumerate(spec.get("configMaps") or []))
     return Sources(document, path, (*directories, *added), configmaps, builtin)
 
@@ -132,14 +134,14 @@ def not_enabled(policies: Sequence[Policy], configuration: Mapping[str, Any],
         if policy.name in enabled or _within(policy.source, builtin):
             continue
         message = messages.NOT_ENABLED.format(name=policy.name, config=config_label,
-                                              label=_label_hint(configuration))
+                                              label=label_hint(configuration))
         out.append(Diagnostic(DiagnosticKind.NOT_ENABLED, message, policy.position.path,
                               policy.position.line, policy.position.column,
                               policy=policy.name, origin=policy.origin, severity="warning"))
     return out
 
 
-def _label_hint(configuration: Mapping[str, Any]) -> str:
+def label_hint(configuration: Mapping[str, Any]) -> str:
     """How to enable a policy through the first profile whose ``policies.selector`` asks
     for a label ("" when none does)."""
     for profile in configuration.get("profiles") or []:

@@ -97,13 +97,16 @@ class LeaderElectionSettings:
     retry_period: int = DEFAULT_RETRY_PERIOD
 
     @classmethod
-    def from_configuration(cls, configuration: Mapping[str, Any] | None
+    def from_configuration(cls, configuration: Mapping[str, Any] | None,
+                           default_namespace: str = DEFAULT_NAMESPACE
                            ) -> LeaderElectionSettings:
+        """The settings of ``configuration``; a Lease without a namespace is in
+        ``default_namespace``."""
         spec = (configuration or {}).get("leaderElection") or {}
         settings = cls(
             leader_elect=bool(spec.get("leaderElect", True)),
             lease_name=str(spec.get("leaseName", DEFAULT_LEASE_NAME)),
-            namespace=str(spec.get("namespace", DEFAULT_NAMESPACE)),
+            namespace=str(spec.get("namespace", default_namespace)),
             lease_duration=int(spec.get("leaseDurationSeconds", DEFAULT_LEASE_DURATION)),
             renew_deadline=int(spec.get("renewDeadlineSeconds", DEFAULT_RENEW_DEADLINE)),
             retry_period=int(spec.get("retryPeriodSeconds", DEFAULT_RETRY_PERIOD)),

@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -56,6 +57,11 @@ log = logging.getLogger(__name__)
 
 BASE_CONNECTIONS = 16  # watches, the event writer, the loop, the lease, policy sources
 SERVE_FAILED = "cannot serve /healthz, /readyz and /metrics on {address}: {reason}"
+NO_NAMESPACE = (
+    "policySources.configMaps[{index}] names no namespace and the scheduler's own is unknown "
+    "(not in a pod): give its namespace, or set {env}")
+POD_NAMESPACE_ENV = "POD_NAMESPACE"
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> Any:
@@ -87,13 +93,30 @@ def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> A
     return client.ApiClient(configuration)
 
 
-def watched_sources(sources: Sources) -> PolicySources:
+def own_namespace(environ: Mapping[str, str] = os.environ,
+                  service_account: Path = SERVICE_ACCOUNT_NAMESPACE) -> str | None:
+    """The namespace this process runs in: ``$POD_NAMESPACE`` (deploy/ sets it from the
+    pod's metadata), else its ServiceAccount's, else None (not in a pod)."""
+    if environ.get(POD_NAMESPACE_ENV):
+        return environ[POD_NAMESPACE_ENV]
+    try:
+        return service_account.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def watched_sources(sources: Sources, namespace: str | None) -> PolicySources:
     """What ``run`` watches: the files and directories the offline commands read, and the
     configuration's ConfigMap sources, listed and watched through the API (the schema
-    allows only the selector operators the API knows)."""
-    return PolicySources(sources.paths, tuple(
-        ConfigMapSource(c.namespace, label_selector_string(c.label_selector))
-        for c in sources.configmaps))
+    allows only the selector operators the API knows) in their namespace, else in
+    ``namespace`` (the scheduler's own). Raises ``UserError`` when neither is known."""
+    configmaps = []
+    for c in sources.configmaps:
+        watched = c.namespace or namespace
+        if watched is None:
+            raise UserError(NO_NAMESPACE.format(index=c.index, env=POD_NAMESPACE_ENV))
+        configmaps.append(ConfigMapSource(watched, label_selector_string(c.label_selector)))
+    return PolicySources(sources.paths, tuple(configmaps))
 
 
 def leader_elect_default(config_path: str | None) -> bool:
@@ -153,8 +176,9 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     elector: Any = None
     wrap: Callable[[LiveBackend], Backend] | None = None
     lease: str | None = None  # "namespace/name", for leader_election_master_status
+    namespace_of_pod = own_namespace()
     if leader_elect and is_leader is None:
-        elector, wrap = _elector(api, configuration, identity)
+        elector, wrap = _elector(api, configuration, identity, namespace_of_pod)
         is_leader = elector.is_leader
         lease = f"{elector.settings.namespace}/{elector.settings.lease_name}"
     loops: list[SchedulingLoop] = []  # the one built below, once the initial set is loaded
@@ -162,7 +186,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     def swap(bundle: PolicyBundle) -> None:
         loops[0].swap_policies(bundle.frameworks, bundle.settings)
 
-    sources = watched_sources(resolved)
+    sources = watched_sources(resolved, namespace_of_pod)
     reloader = Reloader(sources.directories, configuration, swap, metrics=metrics,
                         recorder=KubeEventRecorder(api, identity))
     checks.readiness[POLICIES_CHECK] = reloader.readiness
@@ -213,11 +237,13 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     return 0
 
 
-def _elector(api: Any, configuration: Mapping[str, Any], identity: str
-             ) -> tuple[Any, Callable[[LiveBackend], Backend]]:
-    """The ``policysched.service.leader`` elector and its leader-only backend wrapper."""
+def _elector(api: Any, configuration: Mapping[str, Any], identity: str,
+             namespace: str | None) -> tuple[Any, Callable[[LiveBackend], Backend]]:
+    """The ``policysched.service.leader`` elector and its leader-only backend wrapper; a
+    Lease without a namespace is in ``namespace`` (the scheduler's own), else kube-system."""
     try:
-        settings = leader.LeaderElectionSettings.from_configuration(configuration)
+        settings = leader.LeaderElectionSettings.from_configuration(
+            configuration, namespace or leader.DEFAULT_NAMESPACE)
     except leader.LeaderElectionError as e:
         raise UserError(str(e)) from None
     elector = leader.LeaderElector.for_cluster(settings, api, identity=identity, rejoin=True)

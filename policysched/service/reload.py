@@ -48,17 +48,19 @@ from ..framework.profiles import ConfigurationError, build_frameworks
 from ..framework.runtime import Framework
 from ..framework.scheduler import EngineSettings
 from ..policy import LoadResult, PolicySet, load_configmap, load_paths
+from ..policy.configmap_manifest import POLICY_LABEL
 from ..policy.diagnostics import Diagnostic, DiagnosticKind
 from ..policy.documents import LoadedDocument
 from ..policy.limits import PolicyLimits
 from ..policy.loader import yaml_files
 from ..policy.messages import COMPILE_TIMEOUT
 from ..policy.policy_set import CompiledDocument, build_policy_set, compile_document
+from ..policy.selection import enabled_names
+from ..policy.sources import label_hint
 from ..policy.yaml_documents import Path as PolicyPath
 from .metrics import RELOAD_FAILURE, RELOAD_SUCCESS, SchedulerMetrics
 from .worker import Worker
 
-POLICY_LABEL: Final = "policysched.io/policy"
 DEFAULT_LABEL_SELECTOR: Final[Mapping[str, Any]] = {"matchLabels": {POLICY_LABEL: "true"}}
 POLL_INTERVAL: Final = 1.0  # seconds between directory scans
 DEBOUNCE: Final = 0.02  # seconds to let a burst of changes settle before rebuilding
@@ -70,12 +72,16 @@ VERSION_LENGTH: Final = 12
 REPORTED_LIMIT: Final = 4096  # rejection Events remembered, not to repeat them
 
 EVENT_REASON: Final = "PolicyRejected"
+NOT_ENABLED_REASON: Final = "PolicyNotEnabled"
 EVENT_ACTION: Final = "Reload"
 EVENT_TYPE: Final = "Warning"
 REPORTING_CONTROLLER: Final = "policysched"
 
 # User-visible texts.
 REJECTED_LOG: Final = "policy change rejected, the active set ({active}) stays: {problem}"
+NOT_ENABLED_NOTE: Final = (
+    "{source}: policy {name} is loaded but enabled by no profile, so it does nothing: enable "
+    "it in the configuration{label}")
 ACTIVE_LOG: Final = "policy set {version} active: {policies} policies, profiles {profiles}"
 NO_ACTIVE: Final = "none"
 NOT_LOADED: Final = "policies not loaded yet"
@@ -149,6 +155,7 @@ class PolicyBundle:
     policy_set: PolicySet
     configmaps: Mapping[str, str] = field(default_factory=dict)  # "ns/name" → resourceVersion
     observed_at: float | None = None  # when its earliest change was observed (monotonic)
+    not_enabled: tuple[str, ...] = ()  # a warning for each policy no profile enables
 
 
 @dataclass(frozen=True)
@@ -168,10 +175,10 @@ Swap = Callable[[PolicyBundle], None]
 """The loop's hand-over: apply ``bundle.frameworks`` between two scheduling cycles."""
 
 
-class RejectionRecorder(Protocol):
-    """Where a rejection is reported on the offending ConfigMap."""
+class ConfigMapRecorder(Protocol):
+    """Where a Warning about a policy ConfigMap is reported on it (an Event)."""
 
-    def policy_rejected(self, configmap: Mapping[str, Any], note: str) -> None: ...
+    def warn(self, configmap: Mapping[str, Any], reason: str, note: str) -> None: ...
 
 
 def configmap_key(configmap: Mapping[str, Any]) -> str:
@@ -254,7 +261,7 @@ class Reloader(Worker):
 
     def __init__(self, directories: Sequence[str], configuration: Mapping[str, Any] | None,
                  swap: Swap, *, metrics: SchedulerMetrics | None = None,
-                 recorder: RejectionRecorder | None = None, debounce: float = DEBOUNCE,
+                 recorder: ConfigMapRecorder | None = None, debounce: float = DEBOUNCE,
                  clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.directories = tuple(directories)
@@ -363,7 +370,12 @@ class Reloader(Worker):
             log.exception("building frameworks failed")
             return self._blame_changed(BUILD_FAILED.format(error=e), revisions)
         version = policy_set_version(loaded, configuration)
-        return PolicyBundle(version, frameworks, settings, policy_set, dict(revisions))
+        enabled = enabled_names(configuration or {}, policy_set.policies)
+        hint = label_hint(configuration or {})
+        unused = tuple(NOT_ENABLED_NOTE.format(source=p.position, name=p.name, label=hint)
+                       for p in policy_set.policies if p.name not in enabled)
+        return PolicyBundle(version, frameworks, settings, policy_set, dict(revisions),
+                            not_enabled=unused)
 
     def _directory_documents(self) -> LoadResult:
         """The directories' documents, read again only when a file changed (parsing the
@@ -417,7 +429,7 @@ class Reloader(Worker):
             bundle = dataclasses.replace(outcome, observed_at=None if initial else observed_at)
             if not initial:
                 self.swap(bundle)
-            self.active = bundle
+            previous, self.active = self.active, bundle
             if self.metrics is not None:
                 self.metrics.set_active_version(bundle.version)
                 if not initial:
@@ -426,6 +438,7 @@ class Reloader(Worker):
             log.info(ACTIVE_LOG.format(version=bundle.version,
                                        policies=len(bundle.policy_set.policies),
                                        profiles=", ".join(bundle.frameworks)))
+            self._report_not_enabled(bundle, previous)
             return bundle
 
     def _reject(self, rejection: Rejection, initial: bool) -> None:
@@ -435,10 +448,33 @@ class Reloader(Worker):
             log.warning(REJECTED_LOG.format(active=active, problem=problem))
         if self.metrics is not None and not initial:
             self.metrics.on_reload(RELOAD_FAILURE)
+        self._warn(EVENT_REASON, rejection.by_configmap)
+
+    def _report_not_enabled(self, bundle: PolicyBundle, previous: PolicyBundle | None) -> None:
+        """Each policy no profile enables: logged at the initial load; on a reload, when
+        its ConfigMap changed, a warning and an Event on the ConfigMap (the shipped
+        catalogue of policies, not enabled, is not reported again and again)."""
+        if previous is None:
+            for note in bundle.not_enabled:
+                log.info(note)
+            return
+        by_configmap: dict[str, list[str]] = {}
+        for key, revision in bundle.configmaps.items():
+            if previous.configmaps.get(key) != revision:
+                lines = [n for n in bundle.not_enabled if n.startswith(key + "[")]
+                if lines:
+                    by_configmap[key] = lines
+        for lines in by_configmap.values():
+            for note in lines:
+                log.warning(note)
+        self._warn(NOT_ENABLED_REASON, by_configmap)
+
+    def _warn(self, reason: str, by_configmap: Mapping[str, Sequence[str]]) -> None:
+        """A Warning Event with ``reason`` on each ConfigMap, once per revision and note."""
         if self.recorder is None:
             return
         objects = {configmap_key(c): c for c in self.configmaps()}
-        for key, lines in rejection.by_configmap.items():
+        for key, lines in by_configmap.items():
             configmap = objects.get(key)
             if configmap is None:
                 continue
@@ -450,10 +486,9 @@ class Reloader(Worker):
                 self._reported.clear()
             self._reported.add(mark)
             try:
-                self.recorder.policy_rejected(configmap, note)
-            except Exception as e:  # the rejection stands even if the Event is lost
-                log.warning("cannot record the %s event on ConfigMap %s: %s", EVENT_REASON,
-                            key, e)
+                self.recorder.warn(configmap, reason, note)
+            except Exception as e:  # the outcome stands even if the Event is lost
+                log.warning("cannot record the %s event on ConfigMap %s: %s", reason, key, e)
 
     def readiness(self) -> str | None:
         """A /readyz check: fails until a valid set is active."""
@@ -637,7 +672,7 @@ def _interrupt(response: Any) -> None:
 
 
 class KubeEventRecorder:
-    """``RejectionRecorder`` writing events.k8s.io/v1 Events (reason PolicyRejected)."""
+    """``ConfigMapRecorder`` writing events.k8s.io/v1 Warning Events."""
 
     def __init__(self, api_client: Any, reporting_instance: str,
                  reporting_controller: str = REPORTING_CONTROLLER) -> None:
@@ -647,16 +682,16 @@ class KubeEventRecorder:
         self.reporting_instance = reporting_instance
         self.reporting_controller = reporting_controller
 
-    def policy_rejected(self, configmap: Mapping[str, Any], note: str) -> None:
-        body: Any = rejection_event(configmap, note, self.reporting_controller,
-                                    self.reporting_instance)  # the client takes plain dicts
+    def warn(self, configmap: Mapping[str, Any], reason: str, note: str) -> None:
+        body: Any = warning_event(configmap, reason, note, self.reporting_controller,
+                                  self.reporting_instance)  # the client takes plain dicts
         self._api.create_namespaced_event(body["metadata"]["namespace"], body,
                                           _request_timeout=REQUEST_TIMEOUT)
 
 
-def rejection_event(configmap: Mapping[str, Any], note: str, controller: str,
-                    instance: str, now: datetime.datetime | None = None) -> dict[str, Any]:
-    """The events.k8s.io/v1 Event body regarding ``configmap``."""
+def warning_event(configmap: Mapping[str, Any], reason: str, note: str, controller: str,
+                  instance: str, now: datetime.datetime | None = None) -> dict[str, Any]:
+    """The events.k8s.io/v1 Warning Event body regarding ``configmap``."""
     metadata = configmap.get("metadata") or {}
     now = now or datetime.datetime.now(datetime.UTC)
     return {
@@ -670,7 +705,7 @@ def rejection_event(configmap: Mapping[str, Any], note: str, controller: str,
         "reportingController": controller,
         "reportingInstance": instance,
         "action": EVENT_ACTION,
-        "reason": EVENT_REASON,
+        "reason": reason,
         "type": EVENT_TYPE,
         "note": note,
         "regarding": {
@@ -733,9 +768,11 @@ class PolicySourceWatch:
 __all__ = [
     "DEFAULT_LABEL_SELECTOR",
     "EVENT_REASON",
+    "NOT_ENABLED_REASON",
     "POLICY_LABEL",
     "CompileCache",
     "CompileTimeout",
+    "ConfigMapRecorder",
     "ConfigMapSource",
     "ConfigMapWatcher",
     "DirectoryPoller",
@@ -744,11 +781,10 @@ __all__ = [
     "PolicySourceWatch",
     "PolicySources",
     "Rejection",
-    "RejectionRecorder",
     "Reloader",
     "Swap",
     "directory_signature",
     "label_selector_string",
     "policy_set_version",
-    "rejection_event",
+    "warning_event",
 ]

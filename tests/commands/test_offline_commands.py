@@ -393,7 +393,7 @@ def test_configmap_sources_are_a_warning_offline_and_their_files_can_be_given() 
                            "--policies", str(ROOT / "deploy" / "policies-configmap.yaml"))
     assert placed(result)["web-0"] is not None
     assert "policySources" not in result.stdout
-    assert ("ConfigMaps of namespace policysched-system are read from the cluster by "
+    assert ("ConfigMaps of namespace <the scheduler's namespace> are read from the cluster by "
             "`policysched run` only") in result.stderr
 
 

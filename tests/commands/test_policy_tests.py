@@ -138,6 +138,21 @@ def test_unversioned_files_are_still_read_and_checked(tmp_path: Path) -> None:
     assert typo.exit_code == 2 and 'unknown field "nodeName"' in typo.output
 
 
+def test_a_loaded_policy_no_profile_enables_is_shown_as_a_warning(tmp_path: Path) -> None:
+    write(tmp_path, "apiVersion: policysched.io/v1alpha1\nkind: SchedulingPolicy\n"
+          "metadata: {name: idle}\nspec:\n  filter:\n  - {name: f, expression: 'false'}\n",
+          "idle.yaml")
+    path = write(tmp_path, PASSING.replace("now: 1700000000\n",
+                                           "now: 1700000000\npolicies: [idle.yaml]\n"))
+    result = run(str(path))
+    assert result.exit_code == 0, result.output  # not enabled: its filter rejects nothing
+    assert f"    {tmp_path / 'idle.yaml'}:1:1: idle: warning: policy idle is enabled by no " \
+        "profile" in result.output
+    report = json.loads(run("-o", "json", str(path)).output)
+    (warning,) = report["files"][0]["cases"][0]["warnings"]
+    assert "policysched.io/profile: policysched" in warning
+
+
 def test_k_runs_only_the_matching_cases(tmp_path: Path) -> None:
     path = write(tmp_path, PASSING + "---\n" + FAILING)
     only_passing = run("-k", "small fits", str(path))
@@ -158,7 +173,8 @@ def test_json_report_per_file_and_case(tmp_path: Path) -> None:
     assert (report["passed"], report["failed"], report["errors"]) == (1, 1, 0)
     assert [f["path"] for f in report["files"]] == [str(good), str(bad)]
     (passed,) = report["files"][0]["cases"]
-    assert passed == {"name": "small fits, big does not", "status": "passed", "failures": []}
+    assert passed == {"name": "small fits, big does not", "status": "passed", "failures": [],
+                      "warnings": []}
     (failed,) = report["files"][1]["cases"]
     assert failed["status"] == "failed" and len(failed["failures"]) == 2
 

@@ -352,6 +352,7 @@ class SchedulerProcess:
         env = dict(os.environ)
         env.pop("KUBECONFIG", None)
         env["PYTHONUNBUFFERED"] = "1"
+        env["POD_NAMESPACE"] = SYSTEM_NAMESPACE  # as deploy/deployment.yaml sets it
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(self.command(), stdout=log,
                                             stderr=subprocess.STDOUT, env=env,

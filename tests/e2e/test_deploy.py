@@ -35,27 +35,35 @@ def generator() -> ModuleType:
     return module
 
 
+def kustomize(directory: Path) -> tuple[dict[str, Any], ...] | None:
+    """``kubectl kustomize DIRECTORY``; None without kubectl."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        return None
+    done = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert done.returncode == 0, f"kubectl kustomize {directory} failed:\n{done.stderr}"
+    return tuple(d for d in yaml.safe_load_all(done.stdout) if d)
+
+
 @cache
 def rendered() -> tuple[dict[str, Any], ...]:
     """``kubectl kustomize deploy/`` (kubectl is optional: without it, the same assembly
     done here — resources in order, then the generated configuration ConfigMap)."""
-    kubectl = shutil.which("kubectl")
-    if kubectl is not None:
-        done = subprocess.run([kubectl, "kustomize", str(DEPLOY)], capture_output=True,
-                              text=True, timeout=120, check=False)
-        assert done.returncode == 0, f"kubectl kustomize deploy/ failed:\n{done.stderr}"
-        return tuple(d for d in yaml.safe_load_all(done.stdout) if d)
+    documents = kustomize(DEPLOY)
+    if documents is not None:
+        return documents
     kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
-    documents: list[dict[str, Any]] = []
+    assembled: list[dict[str, Any]] = []
     for resource in kustomization["resources"]:
-        documents += support.load_manifests(DEPLOY / resource)
+        assembled += support.load_manifests(DEPLOY / resource)
     for generated in kustomization.get("configMapGenerator", []):
-        documents.append({
+        assembled.append({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": generated["name"], "namespace": generated["namespace"],
                          "labels": generated.get("options", {}).get("labels", {})},
             "data": {Path(f).name: (DEPLOY / f).read_text() for f in generated["files"]}})
-    return tuple(documents)
+    return tuple(assembled)
 
 
 def objects(kind: str) -> list[dict[str, Any]]:
@@ -109,10 +117,15 @@ def test_configuration_reads_the_configmaps_and_keeps_the_builtin_profiles() -> 
     configuration = yaml.safe_load((DEPLOY / "scheduler-config.yaml").read_text())
     builtin = yaml.safe_load((POLICIES / "scheduler-config.yaml").read_text())
     assert configuration["profiles"] == builtin["profiles"]
+    # no namespace: the scheduler's own (POD_NAMESPACE, set from the pod), so that an
+    # overlay's `namespace:` moves the ConfigMap sources and the Lease with the Deployment
     assert configuration["policySources"] == {"configMaps": [{
-        "namespace": NS, "labelSelector": {"matchLabels": {"policysched.io/policy": "true"}}}]}
-    assert configuration["leaderElection"]["namespace"] == NS
+        "labelSelector": {"matchLabels": {"policysched.io/policy": "true"}}}]}
+    assert "namespace" not in configuration["leaderElection"]
     assert configuration["leaderElection"]["leaderElect"] is True
+    (container,) = one("Deployment")["spec"]["template"]["spec"]["containers"]
+    assert {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {
+        "fieldPath": "metadata.namespace"}}} in container["env"]
     assert configuration["healthzBindAddress"] == f"0.0.0.0:{PORT}"
     generated = config_map("policysched-config")
     assert generated["metadata"]["namespace"] == NS
@@ -219,6 +232,40 @@ def test_dockerfile() -> None:
     user = next(line for line in lines if line.startswith("USER "))
     assert user.split()[1].split(":")[0] not in ("0", "root")
     assert lines[-1] == 'ENTRYPOINT ["policysched", "run"]'
+
+
+# ------------------------------------------------------------------------------ overlay
+
+OVERLAY = support.REPO / "examples" / "maintenance"
+
+
+def test_the_example_overlay_moves_the_scheduler_and_adds_a_policy() -> None:
+    """examples/maintenance/kustomization.yaml, as deploy/README.md shows it: deploy/ in
+    another namespace, from another image, with one more policy ConfigMap."""
+    kustomization = yaml.safe_load((OVERLAY / "kustomization.yaml").read_text())
+    assert kustomization["resources"] == ["../../deploy"]
+    (generator,) = kustomization["configMapGenerator"]
+    assert generator["options"]["labels"] == {"policysched.io/policy": "true"}
+    policy_set = load_policy_set([OVERLAY / f for f in generator["files"]])
+    assert policy_set.valid and policy_set.policies, policy_set.diagnostics
+    assert all(p.labels.get("policysched.io/profile") == "policysched"
+               for p in policy_set.policies)
+    documents = kustomize(OVERLAY)
+    if documents is None:  # kubectl is optional; the rest needs it
+        return
+    namespace = kustomization["namespace"]
+    for document in documents:
+        if document["kind"] not in ("Namespace", "ClusterRole", "ClusterRoleBinding"):
+            assert document["metadata"]["namespace"] == namespace, document["metadata"]
+    image = kustomization["images"][0]
+    (deployment,) = [d for d in documents if d["kind"] == "Deployment"]
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == f"{image['newName']}:{image['newTag']}"
+    bindings = [d for d in documents if d["kind"] in ("RoleBinding", "ClusterRoleBinding")]
+    assert bindings and all(s["namespace"] == namespace
+                            for b in bindings for s in b["subjects"])
+    (added,) = [d for d in documents if d["metadata"]["name"] == generator["name"]]
+    assert added["data"] == {f: (OVERLAY / f).read_text() for f in generator["files"]}
 
 
 # ------------------------------------------------------------------------------ e2e

@@ -40,13 +40,15 @@ def test_multi_document_file(tmp_path: Path) -> None:
     assert loaded.files == [str(f)]
 
 
-def test_directory_is_recursive_sorted_and_skips_hidden_entries(tmp_path: Path) -> None:
+def test_directory_is_recursive_sorted_and_skips_hidden_and_kustomize_files(tmp_path: Path) -> None:
     write(tmp_path / "b.yaml", POLICY.format(name="b"))
     write(tmp_path / "a" / "z.yml", POLICY.format(name="az"))
     write(tmp_path / "c.txt", "not yaml: [")
     # a ConfigMap volume mount: ..data links to a timestamped copy of the files
     write(tmp_path / "..2024_01_01" / "b.yaml", POLICY.format(name="b"))
     write(tmp_path / ".hidden.yaml", POLICY.format(name="hidden"))
+    # kustomize's file, which may turn the policies of the directory into ConfigMaps
+    write(tmp_path / "kustomization.yaml", "kind: Kustomization\nresources: [../base]\n")
     loaded = load_paths([tmp_path])
     assert loaded.diagnostics == []
     assert [d.name for d in loaded.documents] == ["az", "b"]

@@ -20,7 +20,7 @@ from policysched.service.reload import (
     Rejection,
     Reloader,
     label_selector_string,
-    rejection_event,
+    warning_event,
 )
 
 POLICY = """\
@@ -59,8 +59,10 @@ class FakeClock:
 class Recorder:
     def __init__(self) -> None:
         self.events: list[tuple[str, str]] = []
+        self.reasons: list[str] = []
 
-    def policy_rejected(self, configmap: Any, note: str) -> None:
+    def warn(self, configmap: Any, reason: str, note: str) -> None:
+        self.reasons.append(reason)
         self.events.append((configmap["metadata"]["name"], note))
 
 
@@ -131,6 +133,40 @@ def test_an_invalid_change_is_rejected_and_the_last_good_set_stays() -> None:
     h.reloader.upsert_configmap(configmap("a", policy("a"), rv="3"))  # fixed
     fixed = h.reloader.reload()
     assert names(fixed) == ["a", "b"] and h.reloader.last_rejection is None  # type: ignore[arg-type]
+
+
+SELECTING = {"profiles": [{"schedulerName": "p", "policies": {
+    "enabled": [{"name": "a"}], "disabled": [{"name": "*"}],
+    "selector": {"matchLabels": {"policysched.io/profile": "p"}}}}]}
+
+
+def test_a_policy_no_profile_enables_is_a_warning_event_on_its_changed_configmap(
+        caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "policysched.service.reload")
+    h = Harness(configuration=SELECTING)
+    h.reloader.upsert_configmap(configmap("a", policy("a")))
+    h.reloader.upsert_configmap(configmap("catalogue", policy("spare")))
+    initial = h.reloader.reload()
+    assert isinstance(initial, PolicyBundle)
+    assert h.recorder.events == []  # the initial set: logged only
+    assert any("policy spare is loaded but enabled by no profile" in r.message
+               for r in caplog.records)
+
+    h.reloader.upsert_configmap(configmap("mine", policy("mine"), rv="2"))
+    assert isinstance(h.reloader.reload(), PolicyBundle)  # active: it is valid
+    assert h.recorder.reasons == ["PolicyNotEnabled"]  # on "mine" only, not the catalogue
+    ((name, note),) = h.recorder.events
+    assert name == "mine" and note == (
+        "ops/mine[policy.yaml]:1:1: policy mine is loaded but enabled by no profile, so it "
+        "does nothing: enable it in the configuration, give it the label "
+        "policysched.io/profile: p in its metadata.labels (profile p selects it)")
+
+    labelled = policy("mine").replace("  name: mine\n",
+                                      "  name: mine\n  labels: {policysched.io/profile: p}\n")
+    h.reloader.upsert_configmap(configmap("mine", labelled, rv="3"))
+    bundle = h.reloader.reload()
+    assert isinstance(bundle, PolicyBundle) and len(h.recorder.events) == 1
+    assert [i.name for i in bundle.frameworks["p"].instances] == ["a", "mine"]
 
 
 def test_same_content_is_not_swapped_again() -> None:
@@ -232,7 +268,8 @@ def test_label_selectors() -> None:
 
 
 def test_the_rejection_event_body() -> None:
-    body = rejection_event(configmap("a", ""), "ops/a[k]:1:2: bad", "policysched", "me")
+    body = warning_event(configmap("a", ""), "PolicyRejected", "ops/a[k]:1:2: bad",
+                         "policysched", "me")
     assert body["apiVersion"] == "events.k8s.io/v1"
     assert (body["type"], body["reason"], body["note"]) == ("Warning", "PolicyRejected",
                                                           "ops/a[k]:1:2: bad")
