@@ -284,39 +284,52 @@ def _selects(term: Any, pod: Any) -> bool:
     return term.selects(_labels(pod.get("labels"), "selects", term), namespace)
 
 
+_SELECTS_EXAMPLE = ("nodePods.exists(p, podAffinityTerm({'labelSelector': {'matchLabels': "
+                    "{'app': 'db'}}, 'topologyKey': 'kubernetes.io/hostname'}, pod.namespace, "
+                    "pod.labels).selects(p))")
+
 FUNCTIONS: tuple[Function, ...] = (
     Function("labelSelector",
              (Overload("label_selector_dyn", (DYN,), LABEL_SELECTOR_TYPE),),
              _label_selector, cost=_PARSE_COST,
-             doc="a metav1.LabelSelector: null selects nothing, {} everything"),
+             doc="a metav1.LabelSelector: null selects nothing, {} everything",
+             examples=("labelSelector({'matchExpressions': [{'key': 'disktype', "
+                       "'operator': 'In', 'values': ['ssd', 'nvme']}]}).matches(node.labels)",)),
     Function("nodeAffinity",
              (Overload("node_affinity_map_dyn", (MAP_STRING_STRING, DYN), NODE_AFFINITY_TYPE),),
              _node_affinity, cost=_PARSE_COST,
-             doc="a pod's required node affinity: its nodeSelector and spec.affinity"),
+             doc="a pod's required node affinity: its nodeSelector and spec.affinity",
+             examples=("nodeAffinity(pod.nodeSelector, pod.affinity).matches(node)",)),
     Function("preferredNodeAffinity",
              (Overload("preferred_node_affinity_dyn", (DYN,), PREFERRED_NODE_AFFINITY_TYPE),),
              _preferred_node_affinity, cost=_PARSE_COST,
-             doc="the preferred node selector terms of a pod's spec.affinity"),
+             doc="the preferred node selector terms of a pod's spec.affinity",
+             examples=("preferredNodeAffinity(pod.affinity).score(node)",)),
     Function("score",
              (member_overload("preferred_node_affinity_score_node",
                               (PREFERRED_NODE_AFFINITY_TYPE, NODE_TYPE), INT),),
              _score, cost=_MATCH_COST,
              doc="the sum of the weights of the preferred terms the node matches",
-             columns=_score_columns),
+             columns=_score_columns,
+             examples=("preferredNodeAffinity(pod.affinity).score(node)",)),
     Function("tolerates",
              (member_overload("toleration_tolerates_taint", (TOLERATION_TYPE, TAINT_TYPE),
                               BOOL),),
-             _tolerates, cost=_MATCH_COST, doc="whether the toleration tolerates the taint"),
+             _tolerates, cost=_MATCH_COST, doc="whether the toleration tolerates the taint",
+             examples=("node.taints.all(t, t.effect == 'PreferNoSchedule' || "
+                       "pod.tolerations.exists(x, x.tolerates(t)))",)),
     Function("podAffinityTerm",
              (Overload("pod_affinity_term_dyn_string_map",
                        (DYN, STRING, MAP_STRING_STRING), POD_AFFINITY_TERM_TYPE),),
              _pod_affinity_term, cost=_PARSE_COST,
-             doc="a pod affinity term of a pod in this namespace with these labels"),
+             doc="a pod affinity term of a pod in this namespace with these labels",
+             examples=(_SELECTS_EXAMPLE,)),
     Function("selects",
              (member_overload("pod_affinity_term_selects_pod",
                               (POD_AFFINITY_TERM_TYPE, POD_TYPE), BOOL),),
              _selects, cost=_MATCH_COST,
-             doc="whether the pod is one the term is about (namespace and labels)"),
+             doc="whether the pod is one the term is about (namespace and labels)",
+             examples=(_SELECTS_EXAMPLE,)),
 )
 
 
@@ -342,5 +355,8 @@ def matches_extending(standard: Function) -> Function:
         impl=impl,
         doc=f"{standard.doc}; whether a label selector selects the labels; whether a node "
             "satisfies a node affinity",
+        examples=(*standard.examples,
+                  "labelSelector({'matchLabels': {'app': 'web'}}).matches(pod.labels)",
+                  "nodeAffinity(pod.nodeSelector, pod.affinity).matches(node)"),
         columns=_affinity_columns,
     )

@@ -1,57 +1,13 @@
 """What a policy expression can see, per extension point: the CEL environments.
 
-Variables (docs/architecture.md#the-variable-model):
-
-===========  ==================================================================
-``now``      int, Unix seconds, fixed for one scheduling cycle
-``pod``      ``policysched.Pod``: the pod being scheduled (preemptor in postFilter)
-``node``     ``policysched.Node``: the node under consideration (node-level points)
-``nodePods`` list(Pod): the pods on ``node``, assumed pods included
-``pods``     list(Pod): every pod of the cluster (pod-level points only)
-``nodes``    list(Node): every node of the cluster (pod-level points only)
-``podsWithAffinity`` list(Pod): the pods counted on a node that have pod affinity or
-             anti-affinity terms (kube-scheduler's PodsWithAffinity; an index the cache
-             keeps, so that policies need not scan ``pods``)
-``workloadSelector`` dyn: kube-scheduler's DefaultSelector of ``pod`` — the selector
-             (``metav1.LabelSelector``: matchLabels, matchExpressions) of the Services
-             selecting it and of its ReplicationController, ReplicaSet or StatefulSet
-             controller; null when none does (pod-level points, as ``pods``)
-``podGroupPods`` int: the pods of the cluster, in any phase, labelled with the pod's pod
-             group (``scheduling.x-k8s.io/pod-group``) in its namespace — an index the
-             cache keeps; 0 for a pod of no group (pod-level points, as ``pods``)
-``params``   the policy's parameters: one ``dyn`` field per key of ``spec.params``
-``variables`` the policy's variables: one field per declared variable, typed by its
-             expression
-``aggregates`` the policy's aggregates (``spec.aggregates``): one field per aggregate, a
-             ``policysched.Aggregate`` (a list of them with ``forEach``); not in
-             ``spec.variables`` nor where there is no cluster snapshot
-``item``     an element of an aggregate's ``forEach`` list (in its other fields)
-``p``        a pod counted by an aggregate with ``termsOf``
-``a``, ``b`` Pod: the two pods compared by a queueSort ``less``
-``victim``   Pod: the candidate victim in a postFilter ``victims`` expression
-===========  ==================================================================
-
-Object types (fields are checked at compile time; values are plain dicts at run time).
-``policysched.Pod``: name, namespace, uid, schedulerName, nodeName (string); labels,
-annotations, nodeSelector (map(string, string)); creationTimestamp (int, Unix seconds);
-priority (int); requests, limits (map(string, int): cpu in millicores, memory and
-ephemeral-storage in bytes, others as counts); ports (list(ContainerPort)); tolerations
-(list(Toleration)); affinity (dyn: the API object); ownerReferences (list(OwnerReference));
-podGroup (the gang the pod belongs to by its ``scheduling.x-k8s.io/pod-group`` label: name,
-minMember and scheduleTimeoutSeconds of the PodGroup object; name "" when none);
-metadata, spec, status (dyn: the API object as JSON).
-``policysched.Node``: name (string); labels, annotations (map(string, string)); taints
-(list(Taint)); unschedulable (bool); allocatable, requested, free (map(string, int), units
-as for pods; requested sums the pods on the node, assumed pods included); podCount (int);
-usedPorts (list(HostPort)); images (map(string, int): image name to size in bytes);
-metadata, spec, status (dyn).
-``ContainerPort``: containerPort, hostPort (int), protocol, hostIP (string). ``HostPort``:
-hostIP, protocol (string), hostPort (int). ``Toleration``: key, operator, value, effect
-(string), tolerationSeconds (int). ``Taint``: key, value, effect (string).
-``OwnerReference``: apiVersion, kind, name, uid (string), controller (bool).
-``policysched.LabelSelector``, ``NodeAffinity``, ``PreferredNodeAffinity``,
-``PodAffinityTerm``: opaque (no fields), the values of Kubernetes' matching functions
-(``kubernetes_functions``).
+``DECLARATIONS`` declares every variable (its type, what it holds, an example) and
+``OBJECT_TYPES`` the fields of the object types (``policysched.Pod``, ``policysched.Node``
+…), described in ``FIELD_DOCS``; fields are checked at compile time, values are plain dicts
+at run time. Each ``Scope`` (one per kind of expression, ``SCOPES``) declares the variables
+it sees (docs/architecture.md#the-variable-model). docs/reference.md is generated from these
+tables (``commands.reference``). ``policysched.LabelSelector``, ``NodeAffinity``,
+``PreferredNodeAffinity`` and ``PodAffinityTerm`` are opaque (no fields): the values of
+Kubernetes' matching functions (``kubernetes_functions``).
 
 Whoever builds the activation (the cache) must fill every declared field: a field the API
 object lacks is the empty string, 0, false, or an empty list/map (a toleration without an
@@ -220,25 +176,162 @@ SIZE_HINTS: Mapping[str, int] = {
 # ValidatingAdmissionPolicy and CRD validation rules), for the estimate and at run time.
 COST_LIMIT = 1_000_000
 
-_TYPES: Mapping[str, Type] = {
-    NOW: INT,
-    POD: POD_TYPE,
-    NODE: NODE_TYPE,
-    NODE_PODS: list_of(POD_TYPE),
-    PODS: list_of(POD_TYPE),
-    NODES: list_of(NODE_TYPE),
-    PODS_WITH_AFFINITY: list_of(POD_TYPE),
-    WORKLOAD_SELECTOR: DYN,
-    POD_GROUP_PODS: INT,
-    PARAMS: PARAMS_TYPE,
-    VARIABLES: VARIABLES_TYPE,
-    A: POD_TYPE,
-    B: POD_TYPE,
-    VICTIM: POD_TYPE,
-    AGGREGATES: AGGREGATES_TYPE,
-    ITEM: DYN,
-    COUNTED_POD: POD_TYPE,
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """A variable expressions can read: its CEL ``type``, what it holds (``doc``) and an
+    ``example`` expression reading it."""
+
+    type: Type
+    doc: str
+    example: str
+
+
+_A_B = Declaration(POD_TYPE, "the two pods a queueSort `less` compares", "a.priority > b.priority")
+
+DECLARATIONS: Mapping[str, Declaration] = {
+    NOW: Declaration(INT, "Unix seconds, fixed for one scheduling cycle",
+                     "now - pod.creationTimestamp >= 30"),
+    POD: Declaration(POD_TYPE, "the pod being scheduled (in postFilter: the preemptor)",
+                     "pod.priority >= 100"),
+    NODE: Declaration(NODE_TYPE, "the node under consideration",
+                      "!node.unschedulable && node.podCount < 100"),
+    NODE_PODS: Declaration(list_of(POD_TYPE), "the pods on `node`, assumed pods included",
+                           "nodePods.all(p, p.labels[?'app'] != pod.labels[?'app'])"),
+    PODS: Declaration(list_of(POD_TYPE),
+                      "every pod of the cluster: those on nodes (bound or assumed), node by "
+                      "node, then the pending ones (`nodeName` '')",
+                      "pods.exists(p, p.priority > pod.priority)"),
+    NODES: Declaration(list_of(NODE_TYPE), "every node of the cluster",
+                       "nodes.filter(n, !n.unschedulable).size()"),
+    PODS_WITH_AFFINITY: Declaration(
+        list_of(POD_TYPE),
+        "the pods on nodes that have pod affinity or anti-affinity terms (kube-scheduler's "
+        "PodsWithAffinity): an index the cache keeps, so that a policy need not scan `pods`",
+        "podsWithAffinity.size()"),
+    WORKLOAD_SELECTOR: Declaration(
+        DYN,
+        "kube-scheduler's DefaultSelector of `pod`: a label selector (`matchLabels`, "
+        "`matchExpressions`) made of the selectors of the Services of its namespace that "
+        "select it and of its ReplicationController, ReplicaSet or StatefulSet controller; "
+        "null when there is none (what PodTopologySpread's system default constraints count)",
+        "workloadSelector != null && labelSelector(workloadSelector).matches(pod.labels)"),
+    POD_GROUP_PODS: Declaration(
+        INT,
+        "the pods of the cluster, in any phase, labelled with the pod's pod group "
+        "(`scheduling.x-k8s.io/pod-group`) in its namespace — an index the cache keeps; "
+        "0 for a pod of no group",
+        "podGroupPods >= pod.podGroup.minMember"),
+    PARAMS: Declaration(PARAMS_TYPE,
+                        "the policy's parameters: `spec.params`, overridable per profile; "
+                        "one `dyn` field per declared key",
+                        "nodePods.size() < params.maxPods"),
+    VARIABLES: Declaration(VARIABLES_TYPE,
+                           "the policy's `spec.variables`, each computed at most once per "
+                           "pod and cycle, typed by its expression",
+                           "variables.age > 60"),
+    A: _A_B,
+    B: _A_B,
+    VICTIM: Declaration(POD_TYPE, "a pod on the candidate node that preemption might evict",
+                        "victim.priority < pod.priority"),
+    AGGREGATES: Declaration(
+        AGGREGATES_TYPE,
+        "the policy's `spec.aggregates`, kept up to date by the engine: one "
+        "`policysched.Aggregate` per name (a list of them with `forEach`)",
+        "aggregates.sameApp.count(node) - aggregates.sameApp.minimum() <= 1"),
+    ITEM: Declaration(DYN, "an element of an aggregate's `forEach` list, in its other fields",
+                      "item.topologyKey"),
+    COUNTED_POD: Declaration(
+        POD_TYPE, "a pod counted by an aggregate with `termsOf`",
+        "p.affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution"
+        ".orValue([])"),
 }
+
+_RESOURCES_DOC = ("cpu in millicores, memory and ephemeral-storage in bytes, other resources "
+                  "as counts")
+
+FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
+    POD_TYPE.name: {
+        "name": "`metadata.name`",
+        "namespace": "`metadata.namespace` (`default` when absent)",
+        "uid": "`metadata.uid`",
+        "labels": "`metadata.labels`",
+        "annotations": "`metadata.annotations`",
+        "creationTimestamp": "`metadata.creationTimestamp`, in Unix seconds",
+        "priority": "`spec.priority` (set from the PriorityClass by admission)",
+        "requests": "the pod's requests as kube-scheduler counts them (containers summed, init "
+                    f"containers as a maximum, pod-level resources, overhead): {_RESOURCES_DOC}",
+        "limits": f"the pod's limits, computed as `requests`: {_RESOURCES_DOC}",
+        "ports": "the ports of its containers",
+        "tolerations": "`spec.tolerations`",
+        "nodeSelector": "`spec.nodeSelector`",
+        "affinity": "`spec.affinity`, the API object (`{}` when absent)",
+        "schedulerName": "`spec.schedulerName`",
+        "nodeName": "the node the pod is bound or assumed on; '' while pending",
+        "ownerReferences": "`metadata.ownerReferences`",
+        "podGroup": "the gang the pod belongs to by its `scheduling.x-k8s.io/pod-group` label",
+        "metadata": "the API object's `metadata`, as JSON",
+        "spec": "the API object's `spec`, as JSON",
+        "status": "the API object's `status`, as JSON",
+    },
+    NODE_TYPE.name: {
+        "name": "`metadata.name`",
+        "labels": "`metadata.labels`",
+        "annotations": "`metadata.annotations`",
+        "taints": "`spec.taints`",
+        "unschedulable": "`spec.unschedulable` (cordoned)",
+        "allocatable": f"`status.allocatable` (else `status.capacity`): {_RESOURCES_DOC}; "
+                       "`pods` is the pod capacity",
+        "requested": "the requests of the pods on the node summed, assumed pods included; "
+                     "`pods` is their number",
+        "free": "`allocatable` minus `requested`, per resource",
+        "podCount": "the pods on the node, assumed pods included",
+        "usedPorts": "the host ports the pods on the node use",
+        "images": "`status.images`: every name of an image to its size in bytes",
+        "metadata": "the API object's `metadata`, as JSON",
+        "spec": "the API object's `spec`, as JSON",
+        "status": "the API object's `status`, as JSON",
+    },
+    CONTAINER_PORT_TYPE.name: {
+        "containerPort": "the port in the container",
+        "hostPort": "the port on the node (0: none; the container port with hostNetwork)",
+        "protocol": "`TCP` (default), `UDP` or `SCTP`",
+        "hostIP": "the host address the port binds ('' for all)",
+    },
+    HOST_PORT_TYPE.name: {
+        "hostIP": "the host address ('' for all)",
+        "protocol": "`TCP`, `UDP` or `SCTP`",
+        "hostPort": "the port on the node",
+    },
+    TOLERATION_TYPE.name: {
+        "key": "the taint key tolerated ('' with `Exists`: every taint)",
+        "operator": "`Equal` (default) or `Exists`",
+        "value": "the taint value tolerated with `Equal`",
+        "effect": "the taint effect tolerated ('': every effect)",
+        "tolerationSeconds": "how long a `NoExecute` taint is tolerated (0 when absent)",
+    },
+    TAINT_TYPE.name: {
+        "key": "the taint's key",
+        "value": "the taint's value ('' when absent)",
+        "effect": "`NoSchedule`, `PreferNoSchedule` or `NoExecute`",
+    },
+    POD_GROUP_TYPE.name: {
+        "name": "the PodGroup's name ('' for a pod of no group)",
+        "minMember": "`spec.minMember` of the PodGroup (0 while it is unknown)",
+        "scheduleTimeoutSeconds": "`spec.scheduleTimeoutSeconds` of the PodGroup (0: the "
+                                  "permit rule's timeout)",
+    },
+    OWNER_REFERENCE_TYPE.name: {
+        "apiVersion": "the owner's API version",
+        "kind": "the owner's kind",
+        "name": "the owner's name",
+        "uid": "the owner's uid",
+        "controller": "whether the owner is the pod's controller",
+    },
+}
+
+_TYPES: Mapping[str, Type] = {name: d.type for name, d in DECLARATIONS.items()}
 
 _POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
 _CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY, WORKLOAD_SELECTOR, POD_GROUP_PODS})
@@ -280,6 +373,12 @@ PERMIT = Scope("permit", _NODE_LEVEL | _CLUSTER)
 PRE_BIND = Scope("preBind", _NODE_LEVEL)
 BIND = Scope("bind", _NODE_LEVEL)
 POST_BIND = Scope("postBind", _NODE_LEVEL)
+
+SCOPES: tuple[Scope, ...] = (
+    MATCH, VARIABLE, AGGREGATE, AGGREGATE_ITEM, AGGREGATE_TERMS, QUEUE_SORT_LESS,
+    QUEUE_SORT_KEYS, PRE_ENQUEUE, PRE_FILTER, FILTER, POST_FILTER, POST_FILTER_VICTIMS,
+    PRE_SCORE, SCORE, RESERVE, UNRESERVE, PERMIT, PRE_BIND, BIND, POST_BIND,
+)
 
 
 def unavailable_reason(variable: str, scope: Scope) -> str:

@@ -45,6 +45,7 @@ FUNCTIONS: list[Function] = [
         base64_encode,
         cost_per_size=True,
         doc="standard base64 (with padding) of bytes",
+        examples=("base64.encode(b'hello')",),
     ),
     Function(
         "base64.decode",
@@ -52,5 +53,6 @@ FUNCTIONS: list[Function] = [
         base64_decode,
         cost_per_size=True,
         doc="bytes of a standard base64 string, padded or not",
+        examples=("base64.decode('aGVsbG8=')",),
     ),
 ]

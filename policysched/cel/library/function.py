@@ -21,7 +21,6 @@ class Overload:
     varargs: bool = False  # the last param repeats (e.g. math.greatest(a, b, c...))
 
 
-
 def member_overload(oid: str, params: tuple[Type, ...], result: Type) -> Overload:
     """An overload called as a method (``receiver.f(...)``); ``params`` starts with the
     receiver."""
@@ -44,6 +43,10 @@ class Function:
 
     ``columns`` lets the vectorised tier evaluate a call whose inputs differ on every node
     (a lookup by ``node``) with array operations instead of one call per node.
+
+    ``doc`` says what the function does and ``examples`` are CEL expressions calling it:
+    docs/reference.md is generated from them (``commands.reference``), and tests compile
+    and evaluate every example.
     """
 
     name: str
@@ -58,3 +61,4 @@ class Function:
     # ``cel.vector`` values; returns a column, or None to fall back to ``impl`` per
     # distinct input. Must agree with ``impl`` node by node.
     columns: Callable[..., Any] | None = None
+    examples: tuple[str, ...] = ()

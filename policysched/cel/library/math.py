@@ -290,13 +290,15 @@ def _unary(name: str, oid: str, params: tuple[Type, ...], result: Type) -> Overl
     return Overload(f"math_{name}_{oid}", params, result)
 
 
-def _double_fn(name: str, impl: Any, result: Type = DOUBLE) -> Function:
+def _double_fn(name: str, impl: Any, doc: str, example: str, result: Type = DOUBLE
+               ) -> Function:
     return Function(
-        f"math.{name}", (Overload(f"math_{name}_double", (DOUBLE,), result),), impl
+        f"math.{name}", (Overload(f"math_{name}_double", (DOUBLE,), result),), impl,
+        doc=doc, examples=(example,),
     )
 
 
-def _bit_pair(name: str, impl: Any) -> Function:
+def _bit_pair(name: str, impl: Any, doc: str, example: str) -> Function:
     return Function(
         f"math.{name}",
         (
@@ -304,10 +306,12 @@ def _bit_pair(name: str, impl: Any) -> Function:
             Overload(f"math_{name}_uint_uint", (UINT, UINT), UINT),
         ),
         impl,
+        doc=doc,
+        examples=(example,),
     )
 
 
-def _bit_shift(name: str, impl: Any) -> Function:
+def _bit_shift(name: str, impl: Any, doc: str, example: str) -> Function:
     return Function(
         f"math.{name}",
         (
@@ -315,6 +319,8 @@ def _bit_shift(name: str, impl: Any) -> Function:
             Overload(f"math_{name}_uint_int", (UINT, INT), UINT),
         ),
         impl,
+        doc=doc,
+        examples=(example,),
     )
 
 
@@ -325,6 +331,7 @@ FUNCTIONS: list[Function] = [
         greatest,
         cost_per_size=True,
         doc="math.greatest(a, b, ...) or math.greatest([list]): the largest number",
+        examples=("math.greatest(1, 5, 3)", "math.greatest([2.5, 1.0])"),
     ),
     Function(
         "math.least",
@@ -332,14 +339,17 @@ FUNCTIONS: list[Function] = [
         least,
         cost_per_size=True,
         doc="math.least(a, b, ...) or math.least([list]): the smallest number",
+        examples=("math.least(100, node.podCount * 10)",),
     ),
-    _double_fn("ceil", ceil),
-    _double_fn("floor", floor),
-    _double_fn("round", round_),
-    _double_fn("trunc", trunc),
-    _double_fn("isInf", is_inf, BOOL),
-    _double_fn("isNaN", is_nan, BOOL),
-    _double_fn("isFinite", is_finite, BOOL),
+    _double_fn("ceil", ceil, "the smallest whole number not below x", "math.ceil(1.2)"),
+    _double_fn("floor", floor, "the largest whole number not above x", "math.floor(1.8)"),
+    _double_fn("round", round_, "the nearest whole number, halves away from zero",
+               "math.round(2.5)"),
+    _double_fn("trunc", trunc, "x without its fraction", "math.trunc(-1.7)"),
+    _double_fn("isInf", is_inf, "whether x is +Inf or -Inf", "math.isInf(1.0 / 0.0)", BOOL),
+    _double_fn("isNaN", is_nan, "whether x is NaN", "math.isNaN(0.0 / 0.0)", BOOL),
+    _double_fn("isFinite", is_finite, "whether x is neither infinite nor NaN",
+               "math.isFinite(1.5)", BOOL),
     Function(
         "math.abs",
         (
@@ -348,6 +358,8 @@ FUNCTIONS: list[Function] = [
             _unary("abs", "uint", (UINT,), UINT),
         ),
         abs_,
+        doc="the absolute value (an int64 overflow error for the smallest int)",
+        examples=("math.abs(-5)",),
     ),
     Function(
         "math.sign",
@@ -357,6 +369,8 @@ FUNCTIONS: list[Function] = [
             _unary("sign", "uint", (UINT,), UINT),
         ),
         sign,
+        doc="-1, 0 or 1, of the argument's type",
+        examples=("math.sign(-2.5)",),
     ),
     Function(
         "math.sqrt",
@@ -366,6 +380,8 @@ FUNCTIONS: list[Function] = [
             _unary("sqrt", "uint", (UINT,), DOUBLE),
         ),
         sqrt,
+        doc="the square root, a double (NaN below zero)",
+        examples=("math.sqrt(16)",),
     ),
     Function(
         "math.ln",
@@ -375,10 +391,12 @@ FUNCTIONS: list[Function] = [
             _unary("ln", "uint", (UINT,), DOUBLE),
         ),
         ln,
+        doc="the natural logarithm, a double (-Inf at zero, NaN below)",
+        examples=("math.ln(1)", "math.ln(2.718281828459045)"),
     ),
-    _bit_pair("bitAnd", bit_and),
-    _bit_pair("bitOr", bit_or),
-    _bit_pair("bitXor", bit_xor),
+    _bit_pair("bitAnd", bit_and, "bitwise and", "math.bitAnd(6, 3)"),
+    _bit_pair("bitOr", bit_or, "bitwise or", "math.bitOr(4, 1)"),
+    _bit_pair("bitXor", bit_xor, "bitwise exclusive or", "math.bitXor(6, 3)"),
     Function(
         "math.bitNot",
         (
@@ -386,7 +404,12 @@ FUNCTIONS: list[Function] = [
             Overload("math_bitNot_uint_uint", (UINT,), UINT),
         ),
         bit_not,
+        doc="bitwise complement",
+        examples=("math.bitNot(0)",),
     ),
-    _bit_shift("bitShiftLeft", bit_shift_left),
-    _bit_shift("bitShiftRight", bit_shift_right),
+    _bit_shift("bitShiftLeft", bit_shift_left, "x shifted left by n bits",
+               "math.bitShiftLeft(1, 4)"),
+    _bit_shift("bitShiftRight", bit_shift_right,
+               "x shifted right by n bits (logical: zeros come in, also for a negative int)",
+               "math.bitShiftRight(16, 2)"),
 ]

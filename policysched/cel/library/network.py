@@ -290,12 +290,14 @@ def _prefix_length(c: Any) -> int:
     raise no_such_overload("prefixLength", c)
 
 
-def _ip_predicate_fn(name: str, overload_id: str, test: Any, doc: str) -> Function:
+def _ip_predicate_fn(name: str, overload_id: str, test: Any, doc: str, example: str
+                     ) -> Function:
     return Function(
         name,
         (Overload(overload_id, (IP_T,), BOOL, member=True),),
         _predicate(name, test),
         doc=doc,
+        examples=(example,),
     )
 
 
@@ -308,27 +310,35 @@ FUNCTIONS: list[Function] = [
         ),
         _ip,
         doc="parse an IP address; on a CIDR, its address",
+        examples=("ip('10.0.0.1')", "cidr('10.0.0.0/8').ip()"),
         literal_check=_ip,
     ),
     Function("cidr", (Overload("string_to_cidr", (STRING,), CIDR_T),), _cidr,
-             doc="parse a CIDR ('10.0.0.0/8')", literal_check=_cidr),
+             doc="parse a CIDR ('10.0.0.0/8')", literal_check=_cidr,
+             examples=("cidr('10.0.0.0/8')",)),
     Function("isIP", (Overload("is_ip", (STRING,), BOOL),), _is_ip,
-             doc="whether the string is an IP address ip() accepts"),
+             doc="whether the string is an IP address ip() accepts",
+             examples=("isIP('::1')", "isIP('10.0.0.256')")),
     Function("isCIDR", (Overload("is_cidr", (STRING,), BOOL),), _is_cidr,
-             doc="whether the string is a CIDR cidr() accepts"),
+             doc="whether the string is a CIDR cidr() accepts",
+             examples=("isCIDR('10.0.0.0/8')",)),
     Function("ip.isCanonical", (Overload("ip_is_canonical", (STRING,), BOOL),),
-             _is_canonical, doc="whether the address is written in canonical form"),
+             _is_canonical, doc="whether the address is written in canonical form",
+             examples=("ip.isCanonical('2001:db8::1')", "ip.isCanonical('2001:DB8::1')")),
     Function("family", (Overload("ip_family", (IP_T,), INT, member=True),), _family,
-             doc="4 or 6"),
+             doc="4 or 6", examples=("ip('::1').family()",)),
     _ip_predicate_fn("isUnspecified", "ip_is_unspecified", _is_unspecified,
-                     "0.0.0.0 or ::"),
-    _ip_predicate_fn("isLoopback", "ip_is_loopback", _is_loopback, "127.0.0.0/8 or ::1"),
+                     "0.0.0.0 or ::", "ip('0.0.0.0').isUnspecified()"),
+    _ip_predicate_fn("isLoopback", "ip_is_loopback", _is_loopback, "127.0.0.0/8 or ::1",
+                     "ip('127.0.0.1').isLoopback()"),
     _ip_predicate_fn("isLinkLocalMulticast", "ip_is_link_local_multicast",
-                     _is_link_local_multicast, "224.0.0.0/24 or ff02::/16"),
+                     _is_link_local_multicast, "224.0.0.0/24 or ff02::/16",
+                     "ip('224.0.0.1').isLinkLocalMulticast()"),
     _ip_predicate_fn("isLinkLocalUnicast", "ip_is_link_local_unicast", _is_link_local_unicast,
-                     "169.254.0.0/16 or fe80::/10"),
+                     "169.254.0.0/16 or fe80::/10", "ip('169.254.1.1').isLinkLocalUnicast()"),
     _ip_predicate_fn("isGlobalUnicast", "ip_is_global_unicast", _is_global_unicast,
-                     "not unspecified, broadcast, loopback, multicast or link-local"),
+                     "not unspecified, broadcast, loopback, multicast or link-local",
+                     "ip('10.0.0.1').isGlobalUnicast()"),
     Function(
         "containsIP",
         (
@@ -337,6 +347,7 @@ FUNCTIONS: list[Function] = [
         ),
         _contains_ip,
         doc="whether the address lies in the CIDR",
+        examples=("cidr('10.0.0.0/8').containsIP('10.1.2.3')",),
     ),
     Function(
         "containsCIDR",
@@ -346,10 +357,13 @@ FUNCTIONS: list[Function] = [
         ),
         _contains_cidr,
         doc="whether the other CIDR lies entirely in this one",
+        examples=("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",),
     ),
     Function("masked", (Overload("cidr_masked", (CIDR_T,), CIDR_T, member=True),), _masked,
-             doc="the CIDR with its host bits cleared"),
+             doc="the CIDR with its host bits cleared",
+             examples=("cidr('10.1.2.3/8').masked()",)),
     Function("prefixLength",
              (Overload("cidr_prefix_length", (CIDR_T,), INT, member=True),),
-             _prefix_length, doc="the prefix length"),
+             _prefix_length, doc="the prefix length",
+             examples=("cidr('10.0.0.0/8').prefixLength()",)),
 ]

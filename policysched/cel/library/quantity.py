@@ -232,6 +232,7 @@ FUNCTIONS: list[Function] = [
         (Overload("string_to_quantity_value", (STRING,), DYN),),
         _cel_quantity,
         doc="a Kubernetes quantity in base units: int when whole, else double",
+        examples=("quantity('1.5Gi')", "quantity('1.5Gi') > quantity('1G')"),
         literal_check=_cel_quantity,
     ),
     Function(
@@ -239,6 +240,7 @@ FUNCTIONS: list[Function] = [
         (Overload("string_to_quantity_milli", (STRING,), INT),),
         _cel_quantity_milli,
         doc="a Kubernetes quantity in milli-units, rounded up ('500m' -> 500, '2' -> 2000)",
+        examples=("quantityMilli('500m')", "quantityMilli('2')"),
         literal_check=_cel_quantity_milli,
     ),
     Function(
@@ -246,5 +248,6 @@ FUNCTIONS: list[Function] = [
         (Overload("is_quantity", (STRING,), BOOL),),
         _cel_is_quantity,
         doc="whether the string is a Kubernetes quantity",
+        examples=("isQuantity('2Gi')", "isQuantity('2 GB')"),
     ),
 ]

@@ -503,6 +503,7 @@ FUNCTIONS: list[Function] = [
         char_at,
         cost_per_size=True,
         doc="s.charAt(i): the code point at i as a string ('' at the end)",
+        examples=("'zone-a'.charAt(5)",),
     ),
     Function(
         "indexOf",
@@ -514,6 +515,7 @@ FUNCTIONS: list[Function] = [
         index_of,
         cost_per_size=True,
         doc="first position of a substring (optionally from an offset) or list element, or -1",
+        examples=("'zone-a'.indexOf('-')", "['a', 'b'].indexOf('b')"),
     ),
     Function(
         "lastIndexOf",
@@ -525,18 +527,23 @@ FUNCTIONS: list[Function] = [
         last_index_of,
         cost_per_size=True,
         doc="last position of a substring (starting at or before an offset) or element, or -1",
+        examples=("'a.b.c'.lastIndexOf('.')",),
     ),
     Function(
         "lowerAscii",
         (member_overload("string_lower_ascii", (STRING,), STRING),),
         lower_ascii,
         cost_per_size=True,
+        doc="the string with ASCII letters in lower case",
+        examples=("'GPU-A100'.lowerAscii()",),
     ),
     Function(
         "upperAscii",
         (member_overload("string_upper_ascii", (STRING,), STRING),),
         upper_ascii,
         cost_per_size=True,
+        doc="the string with ASCII letters in upper case",
+        examples=("'eu-west'.upperAscii()",),
     ),
     Function(
         "replace",
@@ -547,6 +554,8 @@ FUNCTIONS: list[Function] = [
         ),
         replace,
         cost_per_size=True,
+        doc="s.replace(old, new[, n]): the string with old replaced by new (at most n times)",
+        examples=("'zone_a'.replace('_', '-')",),
     ),
     Function(
         "split",
@@ -556,6 +565,8 @@ FUNCTIONS: list[Function] = [
         ),
         split,
         cost_per_size=True,
+        doc="s.split(separator[, n]): the parts between separators (at most n parts)",
+        examples=("'a,b,c'.split(',')", "'a=b=c'.split('=', 2)"),
     ),
     Function(
         "substring",
@@ -565,9 +576,12 @@ FUNCTIONS: list[Function] = [
         ),
         substring,
         cost_per_size=True,
+        doc="s.substring(start[, end]): the code points start..end-1",
+        examples=("'topology.kubernetes.io/zone'.substring(23)",),
     ),
     Function("trim", (member_overload("string_trim", (STRING,), STRING),), trim,
-             cost_per_size=True),
+             cost_per_size=True, doc="the string without leading and trailing white space",
+             examples=("'  ssd '.trim()",)),
     Function(
         "join",
         (
@@ -576,6 +590,8 @@ FUNCTIONS: list[Function] = [
         ),
         join,
         cost_per_size=True,
+        doc="list.join([separator]): the strings of the list, concatenated",
+        examples=("['zone', 'a'].join('-')",),
     ),
     Function(
         "reverse",
@@ -585,6 +601,8 @@ FUNCTIONS: list[Function] = [
         ),
         reverse,
         cost_per_size=True,
+        doc="the string's code points, or the list's elements, in reverse order",
+        examples=("'abc'.reverse()", "[1, 2, 3].reverse()"),
     ),
     Function(
         "strings.quote",
@@ -592,13 +610,16 @@ FUNCTIONS: list[Function] = [
         quote,
         cost_per_size=True,
         doc="a double-quoted, escaped rendering of the string",
+        examples=("strings.quote('say \"hi\"')",),
     ),
     Function(
         "format",
         (member_overload("string_format", (STRING, LIST_DYN), STRING),),
         format_,
         cost_per_size=True,
-        doc='printf-style formatting: "%s is %d".format([name, n])',
+        doc="printf-style formatting of the list's values: %s, %d, %f (%.2f), %e, %x, %X, "
+            "%o, %b, %%",
+        examples=("'%s runs %d pods'.format([node.name, node.podCount])",),
     ),
 ]
 

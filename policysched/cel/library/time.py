@@ -393,6 +393,7 @@ def _function(
     on_timestamp: Callable[[int, int], int],
     on_duration: Callable[[int], int] | None = None,
     doc: str = "",
+    examples: tuple[str, ...] = (),
 ) -> Function:
     overloads = [
         Overload(ts_id, (TIMESTAMP,), INT, member=True),
@@ -403,26 +404,38 @@ def _function(
             Overload("duration_to_" + ts_id.removeprefix("timestamp_to_"), (DURATION,), INT,
                      member=True)
         )
-    return Function(name, tuple(overloads), _getter(name, on_timestamp, on_duration), doc=doc)
+    return Function(name, tuple(overloads), _getter(name, on_timestamp, on_duration), doc=doc,
+                    examples=examples)
 
 
 FUNCTIONS: list[Function] = [
-    _function("getFullYear", "timestamp_to_year", _ts_full_year, doc="the year, e.g. 2009"),
-    _function("getMonth", "timestamp_to_month", _ts_month, doc="month, 0-based (0 = January)"),
+    _function("getFullYear", "timestamp_to_year", _ts_full_year, doc="the year, e.g. 2009",
+              examples=("timestamp(now).getFullYear()",)),
+    _function("getMonth", "timestamp_to_month", _ts_month, doc="month, 0-based (0 = January)",
+              examples=("timestamp('2025-03-15T10:00:00Z').getMonth()",)),
     _function("getDate", "timestamp_to_day_of_month_1_based", _ts_date,
-              doc="day of the month, 1-based"),
+              doc="day of the month, 1-based",
+              examples=("timestamp('2025-03-15T10:00:00Z').getDate()",)),
     _function("getDayOfMonth", "timestamp_to_day_of_month", _ts_day_of_month,
-              doc="day of the month, 0-based"),
+              doc="day of the month, 0-based",
+              examples=("timestamp('2025-03-15T10:00:00Z').getDayOfMonth()",)),
     _function("getDayOfWeek", "timestamp_to_day_of_week", _ts_day_of_week,
-              doc="day of the week, 0 = Sunday"),
+              doc="day of the week, 0 = Sunday",
+              examples=("timestamp(now).getDayOfWeek('Europe/Paris') in [0, 6]",)),
     _function("getDayOfYear", "timestamp_to_day_of_year", _ts_day_of_year,
-              doc="day of the year, 0-based"),
+              doc="day of the year, 0-based",
+              examples=("timestamp('2025-03-15T10:00:00Z').getDayOfYear()",)),
     _function("getHours", "timestamp_to_hours", _ts_hours, _dur_hours,
-              doc="hour of the day; for a duration, whole hours"),
+              doc="hour of the day; for a duration, whole hours",
+              examples=("timestamp(now).getHours('America/New_York') < 9",
+                        "duration('90m').getHours()")),
     _function("getMinutes", "timestamp_to_minutes", _ts_minutes, _dur_minutes,
-              doc="minute of the hour; for a duration, whole minutes"),
+              doc="minute of the hour; for a duration, whole minutes",
+              examples=("timestamp(now).getMinutes()", "duration('90m').getMinutes()")),
     _function("getSeconds", "timestamp_to_seconds", _ts_seconds, _dur_seconds,
-              doc="second of the minute; for a duration, whole seconds"),
+              doc="second of the minute; for a duration, whole seconds",
+              examples=("duration('2m30s').getSeconds()",)),
     _function("getMilliseconds", "timestamp_to_milliseconds", _ts_milliseconds,
-              _dur_milliseconds, doc="milliseconds of the second (of a duration: its part)"),
+              _dur_milliseconds, doc="milliseconds of the second (of a duration: its part)",
+              examples=("duration('1.5s').getMilliseconds()",)),
 ]
