@@ -14,7 +14,10 @@ diagnostic is logged as ``namespace/name[key]:line:col: message``, a ``Warning``
 (events.k8s.io/v1, reason ``PolicyRejected``) goes on each offending ConfigMap, and
 ``policysched_policy_reloads_total{result="failure"}`` counts it. While a source stays
 invalid, later changes are rejected too (the set is only ever swapped whole); its Event is
-not repeated for the same ConfigMap revision.
+not repeated for the same ConfigMap revision. The initial load has no last good set to
+keep: when it is invalid, it is retried without the offending ConfigMaps, so that a restart
+after a bad edit still schedules (with the valid sources; later changes are rejected until
+the bad ones are fixed or deleted).
 
 Policy input is bounded (``policyLimits`` of the configuration given to the reloader, see
 ``policy.limits``): a source beyond a limit is rejected like any invalid one, with a
@@ -79,6 +82,9 @@ REPORTING_CONTROLLER: Final = "policysched"
 
 # User-visible texts.
 REJECTED_LOG: Final = "policy change rejected, the active set ({active}) stays: {problem}"
+STARTED_WITHOUT: Final = (
+    "starting without the invalid policy ConfigMaps {configmaps}: every change is rejected "
+    "until they are fixed or deleted")
 NOT_ENABLED_NOTE: Final = (
     "{source}: policy {name} is loaded but enabled by no profile, so it does nothing: enable "
     "it in the configuration{label}")
@@ -328,11 +334,13 @@ class Reloader(Worker):
 
     # -- building -------------------------------------------------------------------------
 
-    def build(self, budget: float | None = None) -> PolicyBundle | Rejection:
-        """Load every source now and compile it, spending at most ``budget`` seconds on
-        compiling: a bundle, or why not. Whatever goes wrong — a limit, a timeout,
-        RecursionError, MemoryError, a bug — is a rejection, never an exception."""
-        configmaps = self.configmaps()
+    def build(self, budget: float | None = None,
+              excluding: frozenset[str] = frozenset()) -> PolicyBundle | Rejection:
+        """Load every source now (but the ConfigMaps ``excluding`` names) and compile it,
+        spending at most ``budget`` seconds on compiling: a bundle, or why not. Whatever
+        goes wrong — a limit, a timeout, RecursionError, MemoryError, a bug — is a
+        rejection, never an exception."""
+        configmaps = [c for c in self.configmaps() if configmap_key(c) not in excluding]
         revisions = {configmap_key(c): _resource_version(c) for c in configmaps}
         try:
             return self._build(configmaps, revisions, budget)
@@ -421,7 +429,16 @@ class Reloader(Worker):
             outcome = self.build(None if initial else self.limits.compile_timeout_seconds)
             if isinstance(outcome, Rejection):
                 self._reject(outcome, initial)
-                return outcome
+                if not (initial and outcome.by_configmap):
+                    return outcome
+                # No earlier set to keep (a restart after a bad edit): start with the
+                # sources that are valid rather than not at all; the bad ones are reported.
+                without = self.build(excluding=frozenset(outcome.by_configmap))
+                if isinstance(without, Rejection):
+                    return outcome
+                log.warning(STARTED_WITHOUT.format(
+                    configmaps=", ".join(sorted(outcome.by_configmap))))
+                outcome = without
             self.last_rejection = None
             if self.active is not None and outcome.version == self.active.version:
                 self.active = dataclasses.replace(self.active, configmaps=outcome.configmaps)

@@ -696,6 +696,21 @@ def wait_for_event(events: Any, namespace: str, predicate: Callable[[Any], bool]
                     timeout=timeout, what=what)
 
 
+def policy_rejected_note(api: Any, configmap: str, resource_version: str,
+                         namespace: str = SYSTEM_NAMESPACE) -> str:
+    """The note of the PolicyRejected Warning Event on ``configmap`` at
+    ``resource_version`` (waits for it)."""
+    from kubernetes import client
+
+    event = wait_for_event(
+        client.EventsV1Api(api), namespace,
+        lambda e: (e.reason == "PolicyRejected" and e.regarding.name == configmap
+                   and e.regarding.resource_version == resource_version),
+        RELOAD_TIMEOUT, f"a PolicyRejected event on ConfigMap {configmap}")
+    assert event.type == "Warning"
+    return str(event.note or "")
+
+
 # ------------------------------------------------------------------------------ objects
 
 

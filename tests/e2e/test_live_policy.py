@@ -103,16 +103,10 @@ def test_a_policy_configmap_goes_live_follows_edits_survives_a_break_and_goes_aw
                                               if EXPRESSION in x)) + 1
         broken = _core(admin_api).patch_namespaced_config_map(
             CONFIGMAP, NS, {"data": {KEY: edited.replace(EXPRESSION, EXPRESSION + " &&")}})
-        version = str(broken.metadata.resource_version)
-        event = support.wait_for_event(
-            client.EventsV1Api(admin_api), NS,
-            lambda e: (e.reason == "PolicyRejected" and e.regarding.name == CONFIGMAP
-                       and e.regarding.resource_version == version),
-            support.RELOAD_TIMEOUT, "a PolicyRejected event on the ConfigMap")
-        assert event.type == "Warning"
-        assert (event.note or "").startswith(
-            f"{NS}/{CONFIGMAP}[{KEY}]:{line}:"), event.note
-        assert "maintenance/not-draining" in (event.note or "")
+        note = support.policy_rejected_note(admin_api, CONFIGMAP,
+                                            str(broken.metadata.resource_version))
+        assert note.startswith(f"{NS}/{CONFIGMAP}[{KEY}]:{line}:"), note
+        assert "maintenance/not-draining" in note
         assert support.active_policy_version(scheduler.metrics()) == active
         _drained_pod(admin_api, namespace, "while-broken")
         _wait_unschedulable(admin_api, namespace, "while-broken", EDITED)

@@ -169,6 +169,32 @@ def test_a_policy_no_profile_enables_is_a_warning_event_on_its_changed_configmap
     assert [i.name for i in bundle.frameworks["p"].instances] == ["a", "mine"]
 
 
+def test_a_start_with_an_invalid_configmap_starts_with_the_valid_ones() -> None:
+    # e.g. a restart after a bad edit: no earlier set to keep, but scheduling must go on
+    h = Harness()
+    h.reloader.upsert_configmap(configmap("a", policy("a")))
+    h.reloader.upsert_configmap(configmap("b", policy("b", BAD)))
+    initial = h.reloader.reload()
+    assert isinstance(initial, PolicyBundle) and names(initial) == ["a"]
+    assert h.reloader.readiness() is None
+    assert [name for name, _ in h.recorder.events] == ["b"]
+    assert h.recorder.events[0][1].startswith("ops/b[policy.yaml]:8:")
+
+    h.reloader.upsert_configmap(configmap("c", policy("c")))  # b still bad: rejected
+    assert isinstance(h.reloader.reload(), Rejection) and h.swapped == []
+    h.reloader.upsert_configmap(configmap("b", policy("b"), rv="2"))  # fixed
+    assert names(h.reloader.reload()) == ["a", "b", "c"]
+
+
+def test_a_start_with_nothing_valid_is_a_rejection() -> None:
+    h = Harness(configuration={"profiles": [{"schedulerName": "p", "policies": {
+        "enabled": [{"name": "b"}]}}]})
+    h.reloader.upsert_configmap(configmap("b", policy("b", BAD)))
+    assert isinstance(h.reloader.reload(), Rejection)  # without b, "b" is unknown
+    assert h.reloader.active is None
+    assert (h.reloader.readiness() or "").startswith("no valid policy set")
+
+
 def test_same_content_is_not_swapped_again() -> None:
     h = Harness()
     h.reloader.upsert_configmap(configmap("a", policy("a")))
