@@ -32,13 +32,15 @@ def wrap(paths: Sequence[str], namespace: str, name: str | None = None) -> Wrapp
     policy_set = load_policy_set(files)
     if not policy_set.valid:
         return Wrapped(policy_set, None)
+    if policy_set.configurations:
+        raise UserError(policy_messages.CONFIGMAP_NOT_POLICY.format(
+            path=policy_set.configurations[0].source, kind="SchedulerConfiguration"))
+    for policy in policy_set.policies:
+        if policy.origin is not None:  # already in a ConfigMap
+            raise UserError(policy_messages.CONFIGMAP_NOT_POLICY.format(
+                path=policy.source, kind="ConfigMap"))
     data: dict[str, str] = {}
     for file in files:
-        found = load_policy_set([file])
-        embedded = next((p for p in found.policies if p.origin is not None), None)
-        if found.configurations or embedded is not None:
-            kind = "SchedulerConfiguration" if found.configurations else "ConfigMap"
-            raise UserError(policy_messages.CONFIGMAP_NOT_POLICY.format(path=file, kind=kind))
         if file.name in data:
             raise UserError(policy_messages.CONFIGMAP_DUPLICATE_KEY.format(
                 path=file, key=file.name))

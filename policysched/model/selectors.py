@@ -166,6 +166,14 @@ def _maps(value: Any, path: str) -> list[tuple[str, Mapping[str, Any]]]:
     return out
 
 
+def _key_operator_values(requirement: Mapping[str, Any], path: str
+                         ) -> tuple[str, str, tuple[str, ...]]:
+    """The ``key``, ``operator`` and ``values`` of a selector requirement at ``path``."""
+    return (_str(requirement.get("key"), child_path(path, "key")),
+            _str(requirement.get("operator"), child_path(path, "operator")),
+            _strings(requirement.get("values"), child_path(path, "values")))
+
+
 # --------------------------------------------------------------------------- validation
 
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
@@ -369,9 +377,7 @@ def _parse_label_selector(obj: Any, path: str = "") -> LabelSelector:
     requirements = [_requirement(k, IN, (v,), labels_path, child_path(labels_path, k),
                                  indexed=False) for k, v in match_labels.items()]
     for p, expression in expressions:
-        key = _str(expression.get("key"), child_path(p, "key"))
-        operator = _str(expression.get("operator"), child_path(p, "operator"))
-        values = _strings(expression.get("values"), child_path(p, "values"))
+        key, operator, values = _key_operator_values(expression, p)
         if operator not in LABEL_SELECTOR_OPERATORS:
             raise SelectorError(messages.SELECTOR_BAD_OPERATOR.format(
                 path=child_path(p, "operator"), operator=_shown(operator)))
@@ -530,9 +536,7 @@ def _node_selector_term(term: Mapping[str, Any], path: str) -> NodeSelectorTerm 
     errors: list[str] = []
     requirements = []
     for p, expression in expressions:
-        key = _str(expression.get("key"), child_path(p, "key"))
-        operator = _str(expression.get("operator"), child_path(p, "operator"))
-        values = _strings(expression.get("values"), child_path(p, "values"))
+        key, operator, values = _key_operator_values(expression, p)
         if operator not in NODE_SELECTOR_OPERATORS:
             errors.append(_unsupported(child_path(p, "operator"), operator,
                                        NODE_SELECTOR_OPERATORS))
@@ -544,9 +548,7 @@ def _node_selector_term(term: Mapping[str, Any], path: str) -> NodeSelectorTerm 
             errors.append(str(e))
     field_requirements = set()
     for p, field in fields:
-        key = _str(field.get("key"), child_path(p, "key"))
-        operator = _str(field.get("operator"), child_path(p, "operator"))
-        values = _strings(field.get("values"), child_path(p, "values"))
+        key, operator, values = _key_operator_values(field, p)
         if operator not in FIELD_SELECTOR_OPERATORS:
             errors.append(_unsupported(child_path(p, "operator"), operator,
                                        FIELD_SELECTOR_OPERATORS))
@@ -660,12 +662,6 @@ def preferred_node_affinity(affinity: Any) -> PreferredNodeAffinity:
     ``SelectorError`` for a term kube-scheduler cannot parse."""
     preferred = _node_affinity(affinity).get(PREFERRED_NODE_AFFINITY)
     return _cached(_PREFERRED, preferred, _parse_preferred)
-
-
-def preferred_node_affinity_score(affinity: Any, labels: Mapping[str, str], name: str) -> int:
-    """The NodeAffinity plugin's raw score of a node for a pod with this ``spec.affinity``:
-    the sum of the weights of the preferred terms the node matches (before normalising)."""
-    return preferred_node_affinity(affinity).score(labels, name)
 
 
 # --------------------------------------------------------------------------- tolerations

@@ -60,8 +60,8 @@ def select(profile: Mapping[str, Any], policies: Sequence[Policy]) -> list[Polic
             raise ConfigurationError(messages.UNKNOWN_PARAMS.format(
                 profile=name, params=", ".join(unknown), policy=policy.name))
         out.append(PolicyInstance(policy, {**policy.params, **overrides},
-                            int(entry.get("weight", 1))))
-    listed = {s.policy.name for s in out}
+                                  int(entry.get("weight", 1))))
+    listed = {i.name for i in out}
     disabled = {d["name"] for d in selection.get("disabled") or []}
     selector_object = selection.get("selector")
     try:
@@ -84,7 +84,7 @@ def enabled_names(configuration: Mapping[str, Any], policies: Iterable[Policy]) 
     enabled: set[str] = set()
     for profile in configuration.get("profiles") or [{}]:
         try:
-            enabled |= {s.policy.name for s in select(profile, policies)}
+            enabled |= {i.name for i in select(profile, policies)}
         except ConfigurationError:
             selection = profile.get("policies") or {}
             enabled |= {e["name"] for e in selection.get("enabled") or []}

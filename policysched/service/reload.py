@@ -58,7 +58,6 @@ from ..policy.limits import PolicyLimits
 from ..policy.loader import yaml_files
 from ..policy.messages import COMPILE_TIMEOUT
 from ..policy.policy_set import CompiledDocument, build_policy_set, compile_document
-from ..policy.selection import enabled_names
 from ..policy.sources import label_hint
 from ..policy.yaml_documents import Path as PolicyPath
 from .metrics import RELOAD_FAILURE, RELOAD_SUCCESS, SchedulerMetrics
@@ -378,7 +377,7 @@ class Reloader(Worker):
             log.exception("building frameworks failed")
             return self._blame_changed(BUILD_FAILED.format(error=e), revisions)
         version = policy_set_version(loaded, configuration)
-        enabled = enabled_names(configuration or {}, policy_set.policies)
+        enabled = {i.name for framework in frameworks.values() for i in framework.instances}
         hint = label_hint(configuration or {})
         unused = tuple(NOT_ENABLED_NOTE.format(source=p.position, name=p.name, label=hint)
                        for p in policy_set.policies if p.name not in enabled)

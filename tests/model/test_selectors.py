@@ -380,10 +380,10 @@ def test_preferred_scheduling_terms_score() -> None:
     affinity = preferred((5, term(fields=[expr("metadata.name", "In", "host_1")])),
                          (7, term(expr("unknown_label", "In", "unknown_label_val"))),
                          (11, term(expr("label_1", "In", "label_1_val"))))
-    assert s.preferred_node_affinity_score(affinity, {"label_1": "label_1_val"}, "host_1") == 16
-    assert s.preferred_node_affinity_score(affinity, {}, "host_2") == 0
-    assert s.preferred_node_affinity_score(None, {}, "host_2") == 0
-    assert s.preferred_node_affinity_score({}, {}, "host_2") == 0
+    assert s.preferred_node_affinity(affinity).score({"label_1": "label_1_val"}, "host_1") == 16
+    assert s.preferred_node_affinity(affinity).score({}, "host_2") == 0
+    assert s.preferred_node_affinity(None).score({}, "host_2") == 0
+    assert s.preferred_node_affinity({}).score({}, "host_2") == 0
 
 
 def test_preferred_terms_kube_cannot_parse_are_an_error() -> None:
@@ -409,13 +409,13 @@ def test_preferred_terms_of_weight_zero_or_without_requirements_are_skipped() ->
         (0, term(fields=[expr("metadata.name", "In", "host_1", "host_2")])),
         (None, term(expr("bad key", "Exists"))), (3, term()), (4, {}), (5, None))
     assert s.preferred_node_affinity(affinity).terms == ()
-    assert s.preferred_node_affinity_score(affinity, {}, "host_1") == 0
+    assert s.preferred_node_affinity(affinity).score({}, "host_1") == 0
 
 
 def test_preferred_weights_add_up_even_when_terms_repeat() -> None:
     affinity = preferred((2, term(expr("a", "Exists"))), (2, term(expr("a", "Exists"))),
                          (-1, term(expr("b", "Exists"))))
-    assert s.preferred_node_affinity_score(affinity, {"a": "", "b": ""}, "n") == 3
+    assert s.preferred_node_affinity(affinity).score({"a": "", "b": ""}, "n") == 3
 
 
 @pytest.mark.parametrize("weight", [1.5, "3", True, 2**31, -(2**31) - 1, UInt(3)])
@@ -614,12 +614,12 @@ def test_a_cached_error_is_raised_every_time() -> None:
 
 def test_values_json_cannot_tell_apart_are_not_confused() -> None:
     """1 and UInt(1), a str subclass and its str: cached apart or not at all."""
-    assert s.preferred_node_affinity_score(preferred((1, term(expr("a", "Exists")))),
-                                           {"a": ""}, "n") == 1
+    assert s.preferred_node_affinity(preferred((1, term(expr("a", "Exists"))))).score(
+        {"a": ""}, "n") == 1
     with pytest.raises(SelectorError):
         s.preferred_node_affinity(preferred((UInt(1), term(expr("a", "Exists")))))
-    assert s.preferred_node_affinity_score(preferred((1, term(expr("a", "Exists")))),
-                                           {"a": ""}, "n") == 1
+    assert s.preferred_node_affinity(preferred((1, term(expr("a", "Exists"))))).score(
+        {"a": ""}, "n") == 1
 
 
 def test_a_result_depends_on_the_content_not_on_what_was_cached_first() -> None:
@@ -686,8 +686,9 @@ CALLS: dict[str, tuple[Any, list[Any]]] = {
         [VALID_TERM["labelSelector"], ["rev"], ["t"], LABELS]),
     "required_node_affinity": (lambda *a: s.required_node_affinity(*a).matches(LABELS, "n"),
                                [{"a": "x"}, VALID_AFFINITY]),
-    "preferred_node_affinity_score": (s.preferred_node_affinity_score,
-                                      [VALID_AFFINITY, LABELS, "n"]),
+    "preferred_node_affinity_score": (
+        lambda affinity, labels, name: s.preferred_node_affinity(affinity).score(labels, name),
+        [VALID_AFFINITY, LABELS, "n"]),
     "tolerates": (s.tolerates, [VALID_TOLERATION, VALID_TAINT]),
     "untolerated_taint": (s.untolerated_taint, [[VALID_TOLERATION], [VALID_TAINT],
                                                 [NO_SCHEDULE]]),
