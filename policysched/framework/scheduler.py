@@ -85,12 +85,14 @@ class EngineSettings:
 @dataclass
 class Decision:
     """The outcome of choosing a node: a node name, or a failure status and its message
-    (``statuses``: the nodes that failed a filter, when none fits)."""
+    (``statuses``: the nodes that failed a filter, when none fits; ``scores``: each scored
+    node's total, when two or more were feasible)."""
 
     node: str | None
     status: Status
     message: str = ""
     statuses: dict[str, Status] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -400,7 +402,10 @@ class Scheduler:
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
         chosen = nodes[self._select_host(rows, totals)]
-        return self._bind_target(fwk, state, snapshot, chosen, statuses)
+        decision = self._bind_target(fwk, state, snapshot, chosen, statuses)
+        decision.scores = {nodes[int(row)].name: float(total)
+                           for row, total in zip(rows, totals, strict=True)}
+        return decision
 
     def _bind_target(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
                      chosen: NodeInfo, statuses: dict[str, Status]) -> Decision:

@@ -1,0 +1,457 @@
+"""Seeded scenarios covering the inputs of every plugin of kube-scheduler's default profile.
+
+``generate(seed, count)`` is deterministic: scenario ``i`` of seed ``s`` depends only on
+``(s, i)`` and is named ``g<s>-<i>`` (its namespaces, nodes and priority classes carry that
+prefix). Each scenario has a theme that shapes its cluster (small nodes full of
+low-priority pods for ``preemption``, labelled pods for ``affinity`` and ``spread``, …), and
+every pod may still use any feature, so that plugins meet each other:
+
+* resources: cpu/memory requests (or only limits, which the API server copies to requests,
+  or none), init containers and sidecars (``restartPolicy: Always``), overhead (through a
+  RuntimeClass the oracle creates), pod-level ``spec.resources``, ``example.com/foo``,
+  ephemeral storage, nodes with few pod slots;
+* nodeSelector, required node affinity (matchExpressions incl. ``Gt``/``Lt``, matchFields
+  ``metadata.name``), preferred terms;
+* taints (NoSchedule, PreferNoSchedule, NoExecute) and tolerations; unschedulable nodes;
+* host ports with protocol and hostIP, on containers and sidecars;
+* pod (anti-)affinity, required and preferred, with namespaces, namespaceSelector,
+  matchLabelKeys / mismatchLabelKeys; existing pods' anti-affinity;
+* topology spread: maxSkew, minDomains, both whenUnsatisfiable, nodeAffinityPolicy /
+  nodeTaintsPolicy, matchLabelKeys; nodes without the topology label;
+* images (nodes' ``status.images`` with sizes);
+* priorities, preemption, PodDisruptionBudgets with a status, ``preemptionPolicy: Never``.
+
+Every object is one the API server accepts (the oracle reports one it refuses).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .scenario import (
+    NAMESPACE,
+    NODE,
+    PDB,
+    PDB_API_VERSION,
+    POD,
+    PRIORITY_CLASS,
+    SCHEDULER_NAME,
+    Object,
+    Scenario,
+)
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+FOO = "example.com/foo"
+THEMES = ("resources", "affinity", "spread", "taints", "ports", "preemption", "images",
+          "mixed")
+APPS = ("web", "db", "cache")
+VERSIONS = ("v1", "v2")
+TIERS = ("front", "back")
+TEAMS = ("red", "blue")
+IMAGES = {  # name → size in bytes (ImageLocality counts 23 MB .. 1000 MB)
+    "registry.example/app-a:1.0": 30_000_000,
+    "registry.example/app-b:2.1": 250_000_000,
+    "registry.example/app-c:3": 800_000_000,
+    "registry.example/big:1": 1_500_000_000,
+    "registry.example/tiny:1": 5_000_000,
+    "docker.io/library/nginx:latest": 180_000_000,
+}
+POD_IMAGES = (*IMAGES, "nginx", "registry.example/none:1")
+TAINTS = (
+    {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "spot", "value": "true", "effect": "PreferNoSchedule"},
+    {"key": "maint", "effect": "NoExecute"},
+    {"key": "dedicated", "value": "infra", "effect": "NoSchedule"},
+)
+TOLERATIONS = (
+    {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+    {"key": "dedicated", "operator": "Exists"},
+    {"operator": "Exists"},
+    {"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"},
+    {"key": "maint", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60},
+    {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "spot", "operator": "Equal", "value": "false"},
+)
+PRIORITIES = {"low": 10, "mid": 100, "high": 1000, "never": 1000}
+
+
+@dataclass
+class _Context:
+    """What the pods of one scenario can refer to."""
+
+    rng: random.Random
+    sid: str
+    theme: str
+    namespaces: list[str]
+    nodes: list[Object] = field(default_factory=list)
+    zones: list[str] = field(default_factory=list)
+
+    def chance(self, p: float, *themes: str) -> bool:
+        """True with probability ``p`` (three times that, at most 0.9, in ``themes``)."""
+        boost = self.theme in themes or (self.theme == "mixed" and themes)
+        return self.rng.random() < (min(0.9, 3 * p) if boost else p)
+
+    def pick(self, *options: Any) -> Any:
+        return self.rng.choice(options)
+
+
+def generate(seed: int, count: int, start: int = 0) -> Iterator[Scenario]:
+    """Scenarios ``start`` .. ``start + count - 1`` of ``seed``."""
+    for index in range(start, start + count):
+        yield scenario(seed, index)
+
+
+def scenario(seed: int, index: int) -> Scenario:
+    rng = random.Random(f"parity-{seed}-{index}")
+    sid = f"g{seed}-{index:03d}"
+    theme = THEMES[index % len(THEMES)]
+    namespaces = [f"{sid}-{suffix}" for suffix in ("a", "b", "c")[:rng.randint(1, 3)]]
+    ctx = _Context(rng, sid, theme, namespaces)
+    objects: list[Object] = []
+    for i, ns in enumerate(namespaces):
+        labels = {"team": TEAMS[i % 2]}
+        if rng.random() < 0.5:
+            labels["env"] = rng.choice(("prod", "dev"))
+        objects.append({"apiVersion": "v1", "kind": NAMESPACE,
+                        "metadata": {"name": ns, "labels": labels}})
+    for name, value in PRIORITIES.items():
+        pc: Object = {"apiVersion": "scheduling.k8s.io/v1", "kind": PRIORITY_CLASS,
+                      "metadata": {"name": f"{sid}-{name}"}, "value": value}
+        if name == "never":
+            pc["preemptionPolicy"] = "Never"
+        objects.append(pc)
+    ctx.zones = [f"zone-{z}" for z in "abc"[:rng.randint(1, 3)]]
+    ctx.nodes = [_node(ctx, i) for i in range(rng.randint(2, 8))]
+    objects += ctx.nodes
+    bound = _bound_pods(ctx)
+    objects += _pdbs(ctx, bound)
+    objects += bound
+    pending = [_pod(ctx, f"{sid}-q{i}", pending=True) for i in range(rng.randint(3, 8))]
+    return Scenario(sid, tuple(objects), tuple(pending), f"seed {seed}")
+
+
+# ------------------------------------------------------------------------------ nodes
+
+
+def _node(ctx: _Context, i: int) -> Object:
+    rng = ctx.rng
+    name = f"{ctx.sid}-n{i}"
+    labels = {HOSTNAME: name, "kubernetes.io/os": "linux"}
+    if rng.random() < 0.9:
+        labels[ZONE] = rng.choice(ctx.zones)
+    if rng.random() < 0.6:
+        labels["disk"] = rng.choice(("ssd", "hdd"))
+    if rng.random() < 0.8:
+        labels["gen"] = str(rng.randint(1, 6))
+    small = ctx.theme == "preemption"
+    allocatable = {
+        "cpu": rng.choice(("1", "2", "1500m") if small else ("2", "4", "8", "1500m")),
+        "memory": rng.choice(("2Gi", "4Gi") if small else ("4Gi", "8Gi", "16Gi")),
+        "pods": rng.choice(("110", "110", "110", "3", "5")),
+        "ephemeral-storage": rng.choice(("20Gi", "100Gi")),
+    }
+    if ctx.chance(0.3, "resources"):
+        allocatable[FOO] = rng.choice(("1", "2", "4"))
+    spec: Object = {}
+    if ctx.chance(0.2, "taints"):
+        taints: dict[tuple[str, str], Object] = {}  # one taint per key and effect
+        for taint in rng.sample(TAINTS, rng.randint(1, 2)):
+            taints.setdefault((taint["key"], taint["effect"]), dict(taint))
+        spec["taints"] = list(taints.values())
+    if ctx.chance(0.06, "taints"):
+        spec["unschedulable"] = True
+    status: Object = {"allocatable": allocatable, "capacity": dict(allocatable)}
+    if ctx.chance(0.3, "images"):
+        names = rng.sample(sorted(IMAGES), rng.randint(1, 3))
+        status["images"] = [{"names": [n], "sizeBytes": IMAGES[n]} for n in names]
+    return {"apiVersion": "v1", "kind": NODE, "metadata": {"name": name, "labels": labels},
+            "spec": spec, "status": status}
+
+
+# ------------------------------------------------------------------------------ pods
+
+
+def _bound_pods(ctx: _Context) -> list[Object]:
+    pods = []
+    per_node = (2, 4) if ctx.theme == "preemption" else (0, 3)
+    for node in ctx.nodes:
+        for _ in range(ctx.rng.randint(*per_node)):
+            pod = _pod(ctx, f"{ctx.sid}-p{len(pods)}", pending=False)
+            pod["spec"]["nodeName"] = node["metadata"]["name"]
+            pods.append(pod)
+    return pods
+
+
+def _pdbs(ctx: _Context, bound: list[Object]) -> list[Object]:
+    """Budgets over the apps of bound pods, with the status a disruption controller would
+    write (``disruptionsAllowed`` 0 or 1)."""
+    if not bound or not ctx.chance(0.15, "preemption"):
+        return []
+    pdbs = []
+    for i in range(ctx.rng.randint(1, 2)):
+        pod = ctx.rng.choice(bound)
+        app = pod["metadata"].get("labels", {}).get("app")
+        if app is None:
+            continue
+        ns = pod["metadata"]["namespace"]
+        matching = [p for p in bound if p["metadata"]["namespace"] == ns
+                    and p["metadata"].get("labels", {}).get("app") == app]
+        allowed = ctx.rng.choice((0, 1, 1))
+        spec: Object = {"selector": {"matchLabels": {"app": app}}}
+        if ctx.rng.random() < 0.5:
+            spec["minAvailable"] = max(0, len(matching) - allowed)
+        else:
+            spec["maxUnavailable"] = allowed
+        pdbs.append({
+            "apiVersion": PDB_API_VERSION, "kind": PDB,
+            "metadata": {"name": f"{ctx.sid}-pdb{i}", "namespace": ns},
+            "spec": spec,
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": len(matching),
+                       "desiredHealthy": len(matching) - allowed,
+                       "expectedPods": len(matching), "observedGeneration": 1}})
+    return pdbs
+
+
+def _labels(ctx: _Context) -> dict[str, str]:
+    rng = ctx.rng
+    labels = {}
+    if rng.random() < 0.85:
+        labels["app"] = rng.choice(APPS)
+    if rng.random() < 0.6:
+        labels["version"] = rng.choice(VERSIONS)
+    if rng.random() < 0.4:
+        labels["tier"] = rng.choice(TIERS)
+    return labels
+
+
+def _pod(ctx: _Context, name: str, *, pending: bool) -> Object:
+    rng = ctx.rng
+    namespace = rng.choice(ctx.namespaces)
+    metadata: Object = {"name": name, "namespace": namespace}
+    labels = _labels(ctx)
+    if labels:
+        metadata["labels"] = labels
+    spec: Object = {"containers": [], "terminationGracePeriodSeconds": 0}
+    if pending:
+        spec["schedulerName"] = SCHEDULER_NAME
+    ports = _PortPicker(ctx)
+    pod_level = ctx.chance(0.06, "resources")
+    for i in range(rng.randint(1, 2)):
+        spec["containers"].append(_container(ctx, f"c{i}", ports, light=pod_level))
+    if ctx.chance(0.12, "resources") and not pod_level:
+        spec["initContainers"] = [_container(ctx, "init", _PortPicker(ctx, never=True))]
+    if ctx.chance(0.1, "resources", "ports"):
+        sidecar = _container(ctx, "sidecar", ports, light=pod_level)
+        sidecar["restartPolicy"] = "Always"
+        spec.setdefault("initContainers", []).insert(0, sidecar)
+    if pod_level:
+        spec["resources"] = {"requests": {"cpu": rng.choice(("1", "1500m")),
+                                          "memory": rng.choice(("512Mi", "1Gi"))}}
+    if ctx.chance(0.05, "resources"):
+        spec["runtimeClassName"] = f"{ctx.sid}-rc"
+        spec["overhead"] = {"cpu": "250m", "memory": "64Mi"}
+    priority = _priority(ctx, pending)
+    if priority:
+        spec["priorityClassName"] = f"{ctx.sid}-{priority}"
+    if pending:
+        _placement(ctx, spec, labels)
+    elif ctx.chance(0.1, "affinity"):
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+                                                [_pod_term(ctx, labels)]}}
+    return {"apiVersion": "v1", "kind": POD, "metadata": metadata, "spec": spec}
+
+
+def _priority(ctx: _Context, pending: bool) -> str | None:
+    r = ctx.rng.random()
+    if ctx.theme == "preemption":
+        if not pending:
+            return "low" if r < 0.7 else "mid"
+        return "high" if r < 0.55 else "never" if r < 0.7 else "mid" if r < 0.85 else None
+    if r < 0.15:
+        return ctx.rng.choice(("low", "mid", "high") if pending else ("low", "mid"))
+    return None
+
+
+class _PortPicker:
+    """Host ports for one pod: never the same (hostPort, protocol) twice in a pod, which
+    the API server refuses."""
+
+    def __init__(self, ctx: _Context, never: bool = False) -> None:
+        self.ctx, self.never, self.used = ctx, never, set[tuple[int, str]]()
+
+    def ports(self) -> list[Object]:
+        ctx = self.ctx
+        if self.never or not ctx.chance(0.12, "ports"):
+            return []
+        host_port = ctx.pick(8080, 8081, 9000)
+        protocol = ctx.pick("TCP", "TCP", "UDP")
+        if (host_port, protocol) in self.used:
+            return []
+        self.used.add((host_port, protocol))
+        port: Object = {"containerPort": 80, "hostPort": host_port, "protocol": protocol}
+        host_ip = ctx.pick("", "", "127.0.0.1", "0.0.0.0", "10.1.2.3")
+        if host_ip:
+            port["hostIP"] = host_ip
+        return [port]
+
+
+def _container(ctx: _Context, name: str, ports: _PortPicker, light: bool = False) -> Object:
+    rng = ctx.rng
+    container: Object = {"name": name, "image": rng.choice(POD_IMAGES)}
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
+    if light:  # under pod-level resources: at most a little cpu per container
+        if rng.random() < 0.5:
+            requests["cpu"] = "100m"
+    elif rng.random() < 0.8:
+        if rng.random() < 0.85:
+            requests["cpu"] = rng.choice(("50m", "100m", "250m", "500m", "1", "1500m"))
+        if rng.random() < 0.75:
+            requests["memory"] = rng.choice(("64Mi", "128Mi", "512Mi", "1Gi", "3Gi"))
+    elif rng.random() < 0.4:  # limits only: the API server copies them to requests
+        limits["cpu"] = rng.choice(("200m", "1"))
+        limits["memory"] = rng.choice(("256Mi", "1Gi"))
+    if not light and ctx.chance(0.1, "resources"):
+        requests["ephemeral-storage"] = rng.choice(("1Gi", "30Gi"))
+    if not light and ctx.chance(0.08, "resources"):
+        amount = rng.choice(("1", "2", "3"))
+        requests[FOO] = limits[FOO] = amount  # extended resources: requests == limits
+    resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+    if resources:
+        container["resources"] = resources
+    found = ports.ports()
+    if found:
+        container["ports"] = found
+    return container
+
+
+# ------------------------------------------------------------------------------ placement
+
+
+def _placement(ctx: _Context, spec: Object, labels: dict[str, str]) -> None:
+    """nodeSelector, node and pod (anti-)affinity, tolerations, spread constraints."""
+    rng = ctx.rng
+    if ctx.chance(0.1, "affinity"):
+        spec["nodeSelector"] = rng.choice(({"disk": "ssd"}, {ZONE: rng.choice(ctx.zones)},
+                                           {"disk": "hdd", "kubernetes.io/os": "linux"}))
+    affinity: Object = {}
+    node_affinity = _node_affinity(ctx)
+    if node_affinity:
+        affinity["nodeAffinity"] = node_affinity
+    for kind, p in (("podAffinity", 0.08), ("podAntiAffinity", 0.1)):
+        if not ctx.chance(p, "affinity"):
+            continue
+        terms: Object = {}
+        if rng.random() < 0.6:
+            terms["requiredDuringSchedulingIgnoredDuringExecution"] = [_pod_term(ctx, labels)]
+        if rng.random() < 0.6 or not terms:
+            terms["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {"weight": rng.choice((1, 10, 50, 100)), "podAffinityTerm": _pod_term(ctx, labels)}
+                for _ in range(rng.randint(1, 2))]
+        affinity[kind] = terms
+    if affinity:
+        spec["affinity"] = affinity
+    if ctx.chance(0.2, "taints"):
+        spec["tolerations"] = [dict(t) for t in rng.sample(TOLERATIONS, rng.randint(1, 2))]
+    if ctx.chance(0.12, "spread"):
+        spec["topologySpreadConstraints"] = _spread(ctx, labels)
+
+
+def _node_affinity(ctx: _Context) -> Object:
+    rng = ctx.rng
+    out: Object = {}
+    if ctx.chance(0.1, "affinity"):
+        terms = [{"matchExpressions": [_node_requirement(ctx)
+                                       for _ in range(rng.randint(1, 2))]}
+                 for _ in range(rng.randint(1, 2))]
+        if rng.random() < 0.35:  # matchFields metadata.name: one value per requirement
+            for term in terms:
+                name = rng.choice(ctx.nodes)["metadata"]["name"]
+                term["matchFields"] = [{"key": "metadata.name", "operator":
+                                        rng.choice(("In", "In", "NotIn")), "values": [name]}]
+                if rng.random() < 0.5:
+                    del term["matchExpressions"]
+        out["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": terms}
+    if ctx.chance(0.12, "affinity"):
+        preferred = []
+        for _ in range(rng.randint(1, 2)):
+            term: Object = {"matchExpressions": [_node_requirement(ctx)]}
+            if rng.random() < 0.15:
+                term = {"matchFields": [{"key": "metadata.name", "operator": "In",
+                                         "values": [rng.choice(ctx.nodes)["metadata"]["name"]]}]}
+            preferred.append({"weight": rng.choice((1, 5, 20, 100)), "preference": term})
+        out["preferredDuringSchedulingIgnoredDuringExecution"] = preferred
+    return out
+
+
+def _node_requirement(ctx: _Context) -> Object:
+    rng = ctx.rng
+    choice = rng.randint(0, 6)
+    if choice == 0:
+        return {"key": ZONE, "operator": "In",
+                "values": sorted(rng.sample(ctx.zones, rng.randint(1, len(ctx.zones))))}
+    if choice == 1:
+        return {"key": ZONE, "operator": "NotIn", "values": [rng.choice(ctx.zones)]}
+    if choice == 2:
+        return {"key": "disk", "operator": rng.choice(("Exists", "DoesNotExist"))}
+    if choice in (3, 4):
+        return {"key": "gen", "operator": rng.choice(("Gt", "Lt")),
+                "values": [str(rng.randint(1, 5))]}
+    if choice == 5:
+        return {"key": "disk", "operator": "In", "values": ["ssd"]}
+    return {"key": HOSTNAME, "operator": "In",
+            "values": [rng.choice(ctx.nodes)["metadata"]["name"]]}
+
+
+def _pod_term(ctx: _Context, own: dict[str, str]) -> Object:
+    """A pod affinity term; its matchLabelKeys/mismatchLabelKeys name keys its selector does
+    not use (the API server merges them in)."""
+    rng = ctx.rng
+    selector: Object
+    if rng.random() < 0.7:
+        selector = {"matchLabels": {"app": rng.choice(APPS)}}
+    else:
+        selector = {"matchExpressions": [{"key": "app", "operator": rng.choice(("In", "NotIn")),
+                                          "values": sorted(rng.sample(APPS, 2))}]}
+    term: Object = {"labelSelector": selector,
+                    "topologyKey": rng.choice((HOSTNAME, HOSTNAME, ZONE))}
+    r = rng.random()
+    if r < 0.15:
+        term["namespaces"] = sorted(rng.sample(ctx.namespaces, rng.randint(1, len(ctx.namespaces))))
+    elif r < 0.3:
+        term["namespaceSelector"] = rng.choice(({}, {"matchLabels": {"team": rng.choice(TEAMS)}}))
+    if rng.random() < 0.15:
+        term["matchLabelKeys"] = ["version"]
+    elif rng.random() < 0.1:
+        term["mismatchLabelKeys"] = ["tier"]
+    return term
+
+
+def _spread(ctx: _Context, labels: dict[str, str]) -> list[Object]:
+    rng = ctx.rng
+    constraints = []
+    used = set()
+    for _ in range(rng.randint(1, 2)):
+        key = rng.choice((ZONE, HOSTNAME))
+        when = rng.choice(("DoNotSchedule", "ScheduleAnyway"))
+        if (key, when) in used:
+            continue
+        used.add((key, when))
+        constraint: Object = {"maxSkew": rng.choice((1, 1, 2)), "topologyKey": key,
+                              "whenUnsatisfiable": when,
+                              "labelSelector": {"matchLabels": {"app": labels.get(
+                                  "app", rng.choice(APPS))}}}
+        if when == "DoNotSchedule" and rng.random() < 0.25:
+            constraint["minDomains"] = rng.randint(2, 4)
+        if rng.random() < 0.2:
+            constraint["nodeAffinityPolicy"] = rng.choice(("Honor", "Ignore"))
+        if rng.random() < 0.2:
+            constraint["nodeTaintsPolicy"] = rng.choice(("Honor", "Ignore"))
+        if rng.random() < 0.2:
+            constraint["matchLabelKeys"] = ["version"]
+        constraints.append(constraint)
+    return constraints

@@ -1,0 +1,368 @@
+"""The oracle: scenarios run on the real kube-scheduler (``control_plane``), decision by
+decision.
+
+Per scenario: the initial objects are created (Namespaces; PriorityClasses; a RuntimeClass
+per ``runtimeClassName`` of its pods, with their overhead; PodDisruptionBudgets, whose
+status the oracle writes itself, no disruption controller running; Nodes, annotated for
+KWOK so that terminating pods are removed; bound pods), then a barrier: a throw-away pod
+pinned to the last node through the scheduler, which proves the scheduler's informers have
+seen every node and pod before it (informer events are ordered per resource), deleted
+before going on. The pending pods are created one at a time, under kube's profile name;
+for each the oracle records the bound node, or the first FailedScheduling event's message,
+the node preemption nominated and the victims it deleted (a nominated pod is waited for
+until bound, up to ``PREEMPT_TIMEOUT``); a pod left unbound is deleted, so that later
+decisions see only bound pods. Afterwards the scenario's pods, PodDisruptionBudgets, Nodes,
+PriorityClasses and RuntimeClasses are deleted (Namespaces cannot be, without a controller:
+names are unique). kube's per-node final scores are read from its log at the end.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.e2e import support
+
+from .control_plane import KUBE_SCHEDULER_NAME, ControlPlane, OracleError
+from .outcome import Outcome
+from .scenario import NAMESPACE, NODE, PDB, POD, PRIORITY_CLASS, Object, Scenario, pod_key
+
+DECIDE_TIMEOUT = 30.0  # seconds for a pod to be bound or reported unschedulable
+EVENT_TIMEOUT = 10.0  # seconds for its FailedScheduling event to appear
+PREEMPT_TIMEOUT = 20.0  # seconds for a nominated pod to be bound
+DELETE_TIMEOUT = 30.0
+BARRIER_TIMEOUT = 30.0
+POLL = 0.03  # seconds between polls of a pod
+KWOK_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
+FINAL_SCORE = re.compile(r'"Calculated node\'s final score for pod" pod="([^"]+)" '
+                         r'node="([^"]+)" score=(-?\d+)')
+NODE_COUNT = re.compile(r"^0/(\d+) nodes are available")
+
+
+def _kapi() -> Any:
+    """deploy/local/kapi.py (stdlib only, not a package): its ``Api`` client."""
+    path = support.REPO / "deploy" / "local" / "kapi.py"
+    spec = importlib.util.spec_from_file_location("kapi", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Rest:
+    """JSON over the admin identity: (status, body) calls and ones that must succeed."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        env = plane.cluster.env
+        self.api = _kapi().Api(env["APISERVER_URL"], env["ADMIN_TOKEN"], env["CA_CERT"])
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        status, obj = self.api.call(method, path, body)
+        return int(status), obj
+
+    def must(self, method: str, path: str, body: Any = None,
+             ok: tuple[int, ...] = (200, 201)) -> Any:
+        status, obj = self.call(method, path, body)
+        if status not in ok:
+            message = obj.get("message", obj) if isinstance(obj, dict) else obj
+            raise OracleError(f"{method} {path}: HTTP {status}: {message}")
+        return obj
+
+
+def _path(obj: Object) -> str:
+    """The collection path of an object's kind (and namespace)."""
+    kind = obj["kind"]
+    ns = obj["metadata"].get("namespace") or "default"
+    return {
+        NAMESPACE: "/api/v1/namespaces",
+        PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
+        "RuntimeClass": "/apis/node.k8s.io/v1/runtimeclasses",
+        PDB: f"/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+        NODE: "/api/v1/nodes",
+        POD: f"/api/v1/namespaces/{ns}/pods",
+    }[kind]
+
+
+def runtime_classes(scenario: Scenario) -> list[Object]:
+    """A RuntimeClass per ``runtimeClassName`` of the scenario's pods, with the pod's
+    overhead (the RuntimeClass admission plugin refuses a pod whose overhead its class does
+    not define)."""
+    found: dict[str, Object] = {}
+    for pod in (*scenario.bound_pods, *scenario.pending):
+        spec = pod["spec"]
+        name = spec.get("runtimeClassName")
+        if name and name not in found:
+            rc: Object = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                          "metadata": {"name": name}, "handler": "runc"}
+            if spec.get("overhead"):
+                rc["overhead"] = {"podFixed": spec["overhead"]}
+            found[name] = rc
+    return list(found.values())
+
+
+def _for_kube(obj: Object) -> Object:
+    """The object as the oracle creates it: nodes KWOK-managed, pending pods under kube's
+    profile name, no status (but a node's)."""
+    out = json.loads(json.dumps(obj))
+    if out["kind"] == NODE:
+        out["metadata"].setdefault("annotations", {}).update(KWOK_ANNOTATION)
+    elif out["kind"] == POD:
+        out.pop("status", None)
+        if not out["spec"].get("nodeName"):
+            out["spec"]["schedulerName"] = KUBE_SCHEDULER_NAME
+    elif out["kind"] == PDB:
+        out.pop("status", None)
+    return out
+
+
+@dataclass
+class _PodState:
+    """A pending pod as the oracle last saw it."""
+
+    obj: Object
+
+    @property
+    def node(self) -> str | None:
+        return self.obj["spec"].get("nodeName") or None
+
+    @property
+    def failed(self) -> bool:
+        for condition in self.obj.get("status", {}).get("conditions", []) or []:
+            if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+                return True
+        return False
+
+    @property
+    def nominated(self) -> str | None:
+        return self.obj.get("status", {}).get("nominatedNodeName") or None
+
+
+class Oracle:
+    """Runs scenarios on one control plane, one after another."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.plane = plane
+        self.rest = Rest(plane)
+
+    # -- one scenario ----------------------------------------------------------------------
+
+    def run(self, scenario: Scenario) -> list[Outcome]:
+        """kube's outcome of each pending pod of ``scenario``; the cluster is left as it was
+        (but for the scenario's Namespaces)."""
+        if not self.plane.scheduler_alive():
+            raise OracleError("kube-scheduler is not running; its log ends with:\n"
+                              + self.plane.log_tail())
+        log_start = self._log_size()
+        try:
+            self._create_initial(scenario)
+            self._barrier(scenario)
+            outcomes = [self._decide(scenario, pod) for pod in scenario.pending]
+        finally:
+            self._reset(scenario)
+        scores = self._scores(log_start)
+        return [Outcome(o.pod, o.node, o.message, o.nominated, o.victims,
+                        scores.get(o.pod, {}) if o.node and not o.note else {}, o.note)
+                for o in outcomes]
+
+    def _create_initial(self, scenario: Scenario) -> None:
+        for obj in [*scenario.of_kind(NAMESPACE), *scenario.of_kind(PRIORITY_CLASS),
+                    *runtime_classes(scenario)]:
+            self.rest.must("POST", _path(obj), _for_kube(obj), ok=(201, 409))
+        for pdb in scenario.of_kind(PDB):
+            created = self.rest.must("POST", _path(pdb), _for_kube(pdb))
+            created["status"] = pdb.get("status", {})
+            name = pdb["metadata"]["name"]
+            self.rest.must("PUT", f"{_path(pdb)}/{name}/status", created)
+        for obj in [*scenario.nodes, *scenario.bound_pods]:
+            self.rest.must("POST", _path(obj), _for_kube(obj))
+
+    def _barrier(self, scenario: Scenario) -> None:
+        """A pod through the scheduler pinned to the last node: bound there, or reported
+        unschedulable on all the scenario's nodes, it proves the scheduler has seen every
+        object created before it. Deleted before the first pending pod."""
+        nodes = scenario.nodes
+        last = nodes[-1]["metadata"]["name"]
+        namespace = scenario.of_kind(NAMESPACE)[0]["metadata"]["name"]
+        deadline = time.monotonic() + BARRIER_TIMEOUT
+        for attempt in range(1000):
+            name = f"{scenario.id}-barrier-{attempt}"
+            pod = {"apiVersion": "v1", "kind": POD,
+                   "metadata": {"name": name, "namespace": namespace},
+                   "spec": {"schedulerName": KUBE_SCHEDULER_NAME,
+                            "terminationGracePeriodSeconds": 0,
+                            "nodeSelector": {"kubernetes.io/hostname": last},
+                            "tolerations": [{"operator": "Exists"}],
+                            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
+            if not any(n["metadata"].get("labels", {}).get("kubernetes.io/hostname") == last
+                       for n in nodes):
+                pod["spec"].pop("nodeSelector")
+                pod["spec"]["affinity"] = {"nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In",
+                                          "values": [last]}]}]}}}
+            self.rest.must("POST", _path(pod), pod)
+            state = self._wait_pod(namespace, name, lambda s: s.node is not None or s.failed,
+                                   max(1.0, deadline - time.monotonic()), "the barrier pod")
+            seen = state.node is not None
+            if not seen:
+                message = state.obj["status"]["conditions"]
+                text = next((c.get("message", "") for c in message
+                             if c.get("type") == "PodScheduled"), "")
+                count = NODE_COUNT.match(text)
+                seen = count is not None and int(count.group(1)) >= len(nodes)
+            self._delete_pod(namespace, name)
+            if seen:
+                return
+            if time.monotonic() > deadline:
+                raise OracleError(f"scenario {scenario.id}: kube-scheduler did not see the "
+                                  f"scenario's {len(nodes)} nodes within {BARRIER_TIMEOUT} s")
+
+    def _decide(self, scenario: Scenario, pending: Object) -> Outcome:
+        key = pod_key(pending)
+        namespace, name = key.split("/", 1)
+        status, created = self.rest.call("POST", _path(pending), _for_kube(pending))
+        if status != 201:
+            message = created.get("message", created) if isinstance(created, dict) else created
+            return Outcome(key, note=f"refused by the API server: {message}")
+        uid = created["metadata"]["uid"]
+        before = self._scenario_pods(scenario)
+        try:
+            state = self._wait_pod(namespace, name, lambda s: s.node is not None or s.failed,
+                                   DECIDE_TIMEOUT, "a binding or a FailedScheduling condition")
+        except OracleError as e:
+            self._delete_pod(namespace, name)
+            return Outcome(key, note=str(e))
+        if state.node is not None:
+            return Outcome(key, state.node)
+        message = self._first_failure(namespace, name, uid)
+        nominated = state.nominated
+        node = None
+        if nominated:
+            try:
+                node = self._wait_pod(namespace, name, lambda s: s.node is not None,
+                                      PREEMPT_TIMEOUT, "the preemptor's binding").node
+            except OracleError:
+                node = None
+            time.sleep(0.3)  # the last victims' deletions
+        victims = tuple(sorted(before - self._scenario_pods(scenario, running=True) - {key}))
+        if node is None:
+            self._delete_pod(namespace, name)
+        return Outcome(key, node, message, nominated, victims)
+
+    # -- reading the cluster ---------------------------------------------------------------
+
+    def _wait_pod(self, namespace: str, name: str, done: Callable[[_PodState], bool],
+                  timeout: float, what: str) -> _PodState:
+        deadline = time.monotonic() + timeout
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        while True:
+            state = _PodState(self.rest.must("GET", path))
+            if done(state):
+                return state
+            if time.monotonic() > deadline:
+                raise OracleError(f"pod {namespace}/{name}: no {what} after {timeout:.0f} s")
+            time.sleep(POLL)
+
+    def _first_failure(self, namespace: str, name: str, uid: str) -> str | None:
+        """The message of the pod's first FailedScheduling event (events are emitted
+        asynchronously: waited for)."""
+        selector = urllib.parse.quote(
+            f"involvedObject.uid={uid},reason=FailedScheduling", safe="=,")
+        deadline = time.monotonic() + EVENT_TIMEOUT
+        while True:
+            events = self.rest.must(
+                "GET", f"/api/v1/namespaces/{namespace}/events?fieldSelector={selector}")
+            items = events.get("items", [])
+            if items:
+                def when(e: Object) -> str:
+                    return str(e.get("eventTime") or e.get("firstTimestamp") or "")
+                return str(min(items, key=when).get("message", ""))
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+
+    def _scenario_pods(self, scenario: Scenario, running: bool = False) -> set[str]:
+        """The scenario's pods that exist (``running``: and are not terminating)."""
+        found = set()
+        for ns in scenario.of_kind(NAMESPACE):
+            name = ns["metadata"]["name"]
+            for pod in self.rest.must("GET", f"/api/v1/namespaces/{name}/pods")["items"]:
+                if running and pod["metadata"].get("deletionTimestamp"):
+                    continue
+                found.add(f"{name}/{pod['metadata']['name']}")
+        return found
+
+    def _log_size(self) -> int:
+        try:
+            return self.plane.scheduler_log.stat().st_size
+        except OSError:
+            return 0
+
+    def _scores(self, start: int) -> dict[str, dict[str, int]]:
+        """Per pod, the final scores of its last scored attempt, from kube's log since
+        ``start`` (an attempt logs one line per scored node; a node seen again starts a new
+        attempt)."""
+        scores: dict[str, dict[str, int]] = {}
+        with self.plane.scheduler_log.open("rb") as log:
+            log.seek(start)
+            text = log.read().decode(errors="replace")
+        for match in FINAL_SCORE.finditer(text):
+            pod, node, score = match.group(1), match.group(2), int(match.group(3))
+            current = scores.setdefault(pod, {})
+            if node in current:
+                current.clear()
+            current[node] = score
+        return scores
+
+    # -- clean-up --------------------------------------------------------------------------
+
+    def _delete_pod(self, namespace: str, name: str) -> None:
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        self.rest.call("DELETE", path, {"gracePeriodSeconds": 0})
+        deadline = time.monotonic() + DELETE_TIMEOUT
+        while self.rest.call("GET", path)[0] != 404:
+            if time.monotonic() > deadline:
+                raise OracleError(f"pod {namespace}/{name} not deleted after {DELETE_TIMEOUT} s")
+            time.sleep(POLL)
+
+    def _reset(self, scenario: Scenario) -> None:
+        """Delete what the scenario created, pods first (and wait for them)."""
+        namespaces = [ns["metadata"]["name"] for ns in scenario.of_kind(NAMESPACE)]
+        for ns in namespaces:
+            self.rest.call("DELETE", f"/api/v1/namespaces/{ns}/pods", {"gracePeriodSeconds": 0})
+        deadline = time.monotonic() + DELETE_TIMEOUT
+        while self._scenario_pods(scenario):
+            if time.monotonic() > deadline:
+                raise OracleError(f"scenario {scenario.id}: pods not deleted after "
+                                  f"{DELETE_TIMEOUT} s")
+            time.sleep(0.05)
+        doomed: Iterable[Object] = [*scenario.of_kind(PDB), *scenario.nodes,
+                                    *scenario.of_kind(PRIORITY_CLASS), *runtime_classes(scenario)]
+        for obj in doomed:
+            self.rest.call("DELETE", f"{_path(obj)}/{obj['metadata']['name']}")
+
+
+def run_scenarios(plane: ControlPlane, scenarios: Iterable[Scenario],
+                  on_done: Callable[[Scenario, list[Outcome] | None, str], None]) -> None:
+    """Each scenario on ``plane``; ``on_done(scenario, outcomes, error)`` after each (no
+    outcomes and the reason when the scenario could not be run)."""
+    oracle = Oracle(plane)
+    for scenario in scenarios:
+        try:
+            outcomes = oracle.run(scenario)
+        except OracleError as e:
+            on_done(scenario, None, str(e))
+            if not plane.scheduler_alive():
+                raise
+            continue
+        on_done(scenario, outcomes, "")
+
+
+__all__ = ["Oracle", "OracleError", "Path", "run_scenarios"]

@@ -1,0 +1,52 @@
+"""What one scheduling decision came to, on either side: the pod's node (``None``: not
+bound), the first FailedScheduling message, the node preemption nominated, the victims it
+deleted, and the final score of each scored node (empty when fewer than two nodes were
+feasible: kube-scheduler then scores nothing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Outcome:
+    pod: str  # namespace/name
+    node: str | None = None
+    message: str | None = None  # the first FailedScheduling message
+    nominated: str | None = None
+    victims: tuple[str, ...] = ()  # namespace/name, sorted
+    scores: dict[str, int] = field(default_factory=dict)
+    # the decision could not be made: the API server refused the pod (kube), the oracle
+    # timed out, or the replay failed; such a decision is not compared
+    note: str = ""
+
+    @property
+    def feasible(self) -> bool:
+        """The first attempt found a node (no FailedScheduling message)."""
+        return self.message is None and self.node is not None
+
+    def top_nodes(self) -> set[str]:
+        """The nodes with the highest score (where a random choice picks one of)."""
+        if not self.scores:
+            return {self.node} if self.node else set()
+        best = max(self.scores.values())
+        return {n for n, s in self.scores.items() if s == best}
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"pod": self.pod, "node": self.node, "message": self.message}
+        if self.nominated:
+            out["nominated"] = self.nominated
+        if self.victims:
+            out["victims"] = list(self.victims)
+        if self.scores:
+            out["scores"] = dict(sorted(self.scores.items()))
+        if self.note:
+            out["note"] = self.note
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Outcome:
+        return cls(data["pod"], data.get("node"), data.get("message"), data.get("nominated"),
+                   tuple(data.get("victims", ())), dict(data.get("scores", {})),
+                   data.get("note", ""))

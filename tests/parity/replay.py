@@ -1,0 +1,98 @@
+"""Our side: each of kube's decisions replayed by policysched's engine.
+
+For decision ``i`` the cluster is the one kube had: the initial objects, the earlier
+pending pods bound where kube bound them (those kube left unbound are absent, as the oracle
+deleted them), every earlier victim removed, and pod ``i`` pending. It is written as a
+cluster file and run through what ``policysched simulate --cluster`` runs (the cluster-file
+parser, the built-in configuration and policies, ``commands.simulate.simulate``); recorded:
+the node, the first FailedScheduling message, the nominated node, the victims and the
+final score of each node of the cycle that bound the pod.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from policysched.cluster.cluster_file import ClusterFileError, parse_cluster, start_time
+from policysched.commands.loading import load_engine
+from policysched.commands.simulate import simulate
+from policysched.framework.profiles import Engine
+from policysched.framework.runtime import CycleState, Framework
+from policysched.framework.scheduler import Decision, Scheduler
+
+from .outcome import Outcome
+from .scenario import POD, Object, Scenario, cluster_text, pod_key
+
+FAILED_SCHEDULING = "FailedScheduling"
+
+
+def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> list[Object]:
+    """The objects of the cluster kube scheduled pending pod ``index`` in."""
+    gone = {victim for outcome in kube[:index] for victim in outcome.victims}
+    objects: list[Object] = list(scenario.objects)
+    for pod, outcome in zip(scenario.pending[:index], kube[:index], strict=True):
+        if outcome.node and not outcome.note:
+            placed = copy.deepcopy(pod)
+            placed["spec"]["nodeName"] = outcome.node
+            objects.append(placed)
+    objects = [o for o in objects if o["kind"] != POD or pod_key(o) not in gone]
+    return [*objects, scenario.pending[index]]
+
+
+@dataclass
+class _Observed:
+    """What the engine decided for one pod, cycle by cycle."""
+
+    key: str
+    nominated: str | None = None
+    first: bool = True
+    scores: dict[str, int] | None = None
+
+    def __call__(self, scheduler: Scheduler, fwk: Framework, state: CycleState, snapshot: object,
+                 decision: Decision) -> None:
+        if state.pod.key != self.key:
+            return
+        if self.first:
+            self.first = False
+            nominated = scheduler.nominated.get(self.key)
+            self.nominated = nominated[0] if nominated else None
+        if decision.node is not None:
+            self.scores = {n: round(s) for n, s in decision.scores.items()}
+
+
+class Replay:
+    """policysched's engine with the built-in configuration, loaded once."""
+
+    def __init__(self, engine: Engine | None = None) -> None:
+        self.engine = engine if engine is not None else load_engine([], None)
+
+    def decide(self, objects: list[Object], header: Sequence[str] = ()) -> Outcome:
+        """Our outcome for the last pending pod of ``objects``."""
+        key = pod_key(objects[-1])
+        try:
+            parsed = parse_cluster(cluster_text(objects, header), key)
+        except ClusterFileError as e:
+            return Outcome(key, note=f"cluster file refused: {e}")
+        observed = _Observed(key)
+        result = simulate(parsed, self.engine.frameworks, self.engine.settings,
+                          float(start_time(parsed)), on_decision=observed)
+        outcome = result.pod(key)
+        message = next((e.message for e in result.backend.events
+                        if e.pod == key and e.reason == FAILED_SCHEDULING), None)
+        victims = tuple(sorted(e.pod for e in result.backend.evictions))
+        node = outcome.node if outcome is not None else None
+        return Outcome(key, node, message, observed.nominated, victims,
+                       observed.scores or {} if node else {})
+
+    def scenario(self, scenario: Scenario, kube: Sequence[Outcome]) -> list[Outcome]:
+        """Our outcome of each of kube's decisions (a decision kube could not make is
+        copied, not replayed)."""
+        ours = []
+        for i, theirs in enumerate(kube):
+            if theirs.note:
+                ours.append(Outcome(theirs.pod, note="not replayed: " + theirs.note))
+            else:
+                ours.append(self.decide(state_before(scenario, kube, i)))
+        return ours
