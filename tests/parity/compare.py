@@ -6,13 +6,15 @@
   kube's top-score set; both unbound agrees too;
 * victims — the same nominated node and the same victims.
 
-``scores`` (our per-node totals equal kube's) is reported, not required. A difference gets a
-``kind``: the first pattern of ``PATTERNS`` that explains it, else the aspect that differs.
+``scores`` (our per-node totals equal kube's) is reported, not required. A difference has a
+``kind`` that says what differs (the message reasons whose counts differ, ...), so that the
+report groups decisions that differ alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections import Counter
 from dataclasses import dataclass
 
 from .outcome import Outcome
@@ -75,23 +77,67 @@ class Comparison:
 
     @property
     def kind(self) -> str:
-        """What explains the difference (empty when there is none)."""
-        if not self.differences:
-            return ""
-        for name, explains in PATTERNS:
-            if explains(self):
-                return name
-        return "+".join(self.differences)
+        """What kind of difference this is (empty when there is none): per differing
+        aspect, what differs — the reasons of the messages whose counts differ, the side
+        that bound, ..."""
+        kube, ours = self.kube, self.ours
+        parts = []
+        if "feasibility" in self.differences:
+            failed = kube if not kube.feasible else ours
+            side = "kube" if failed is kube else "ours"
+            why = sorted(_reasons(failed.message or "")[0]) or [failed.message or "unbound"]
+            parts.append(f"only {side} unschedulable: {'; '.join(why)}")
+        elif "message" in self.differences:
+            parts.append(message_kind(kube.message or "", ours.message or ""))
+        if "node" in self.differences and "feasibility" not in self.differences:
+            parts.append("node outside kube's top scores"
+                         + ("" if self.scores_equal else " (scores differ)"))
+        if "victims" in self.differences:
+            parts.append("nominated node differs" if kube.nominated != ours.nominated
+                         else "victims differ")
+        return " + ".join(parts)
 
 
-def _only_dra_reason(c: Comparison) -> bool:
-    """kube's message is ours with DynamicResources' PostFilter reason before
-    ``preemption:``, and nothing else differs."""
-    kube, ours = c.kube.message, c.ours.message
-    return (c.differences == ("message",) and kube is not None and ours is not None
-            and kube.replace(DRA_POSTFILTER, "") == ours)
+REASONS = re.compile(r"^0/\d+ nodes are available: (.*?)\.(?: (?:no new claims to deallocate, )?"
+                     r"preemption: (.*))?$")
+COUNTED = re.compile(r"^(\d+) (.*)$")
 
 
-PATTERNS: tuple[tuple[str, Callable[[Comparison], bool]], ...] = (
-    ("message: DynamicResources PostFilter reason missing", _only_dra_reason),
-)
+def _histogram(text: str) -> Counter[str]:
+    """``1 Insufficient cpu, 2 Too many pods`` → reason → count."""
+    counts: Counter[str] = Counter()
+    for part in re.split(r", (?=\d+ )", text.rstrip(".")):
+        found = COUNTED.match(part)
+        if found is None:
+            counts[part] += 1
+        else:
+            counts[found.group(2)] += int(found.group(1))
+    return counts
+
+
+def _reasons(message: str) -> tuple[Counter[str], Counter[str]]:
+    """The filter reasons and the preemption reasons of a FailedScheduling message."""
+    found = REASONS.match(message)
+    if found is None:
+        return Counter({message: 1}) if message else Counter(), Counter()
+    preemption = found.group(2) or ""
+    inner = REASONS.match(preemption)
+    return _histogram(found.group(1)), (_histogram(inner.group(1)) if inner
+                                        else Counter({preemption: 1}) if preemption
+                                        else Counter())
+
+
+def message_kind(kube: str, ours: str) -> str:
+    """What differs between two FailedScheduling messages: DynamicResources' PostFilter
+    reason, the filter reasons whose counts differ, the preemption reasons that do."""
+    parts = []
+    if DRA_POSTFILTER in kube and DRA_POSTFILTER not in ours:
+        parts.append("DynamicResources PostFilter reason missing")
+    for name, theirs, mine in zip(("filter", "preemption"), _reasons(kube), _reasons(ours),
+                                  strict=True):
+        differing = sorted(r for r in theirs.keys() | mine.keys() if theirs[r] != mine[r])
+        if differing:
+            parts.append(f"{name} reasons differ: {'; '.join(differing)}")
+    if not parts:
+        parts.append("message text differs")
+    return "message: " + ", ".join(parts)

@@ -9,8 +9,9 @@ pinned to the last node through the scheduler, which proves the scheduler's info
 seen every node and pod before it (informer events are ordered per resource), deleted
 before going on. The pending pods are created one at a time, under kube's profile name;
 for each the oracle records the bound node, or the first FailedScheduling event's message,
-the node preemption nominated and the victims it deleted (a nominated pod is waited for
-until bound, up to ``PREEMPT_TIMEOUT``); a pod left unbound is deleted, so that later
+the node preemption nominated and the victims it deleted (a watch sees every state of the
+pod, even a failure that a preemptor's binding follows within milliseconds; a nominated pod
+is waited for until bound, up to ``DECIDE_TIMEOUT``); a pod left unbound is deleted, so that later
 decisions see only bound pods. Afterwards the scenario's pods, PodDisruptionBudgets, Nodes,
 PriorityClasses and RuntimeClasses are deleted (Namespaces cannot be, without a controller:
 names are unique). kube's per-node final scores are read from its log at the end.
@@ -18,6 +19,7 @@ names are unique). kube's per-node final scores are read from its log at the end
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import json
 import re
@@ -25,7 +27,6 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from tests.e2e import support
@@ -34,15 +35,17 @@ from .control_plane import KUBE_SCHEDULER_NAME, ControlPlane, OracleError
 from .outcome import Outcome
 from .scenario import NAMESPACE, NODE, PDB, POD, PRIORITY_CLASS, Object, Scenario, pod_key
 
-DECIDE_TIMEOUT = 30.0  # seconds for a pod to be bound or reported unschedulable
+DECIDE_TIMEOUT = 30.0  # seconds for a pod to be bound or reported unschedulable (without
+# a nomination: a preemptor is waited for until bound)
 EVENT_TIMEOUT = 10.0  # seconds for its FailedScheduling event to appear
-PREEMPT_TIMEOUT = 20.0  # seconds for a nominated pod to be bound
 DELETE_TIMEOUT = 30.0
 BARRIER_TIMEOUT = 30.0
 POLL = 0.03  # seconds between polls of a pod
 KWOK_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
 FINAL_SCORE = re.compile(r'"Calculated node\'s final score for pod" pod="([^"]+)" '
                          r'node="([^"]+)" score=(-?\d+)')
+PLUGIN_SCORE = re.compile(r'"Plugin scored node for pod" pod="([^"]+)" plugin="([^"]+)" '
+                          r'node="([^"]+)" score=(-?\d+)')
 NODE_COUNT = re.compile(r"^0/(\d+) nodes are available")
 
 
@@ -74,6 +77,42 @@ class Rest:
             message = obj.get("message", obj) if isinstance(obj, dict) else obj
             raise OracleError(f"{method} {path}: HTTP {status}: {message}")
         return obj
+
+    def watch_pod(self, namespace: str, name: str, resource_version: str,
+                  done: Callable[[list[_PodState]], bool], timeout: float
+                  ) -> list[_PodState]:
+        """Every state of the pod from ``resource_version`` on, as a watch reports it (no
+        state is missed, however briefly it lasts), until ``done(states)`` or ``timeout``
+        seconds have passed."""
+        query = urllib.parse.urlencode({
+            "watch": "1", "fieldSelector": f"metadata.name={name}",
+            "resourceVersion": resource_version,
+            "timeoutSeconds": str(max(1, int(timeout + 0.999)))})
+        conn = http.client.HTTPSConnection(self.api.host, self.api.port, context=self.api.ctx,
+                                           timeout=timeout + 5)
+        states: list[_PodState] = []
+        deadline = time.monotonic() + timeout
+        try:
+            conn.request("GET", f"/api/v1/namespaces/{namespace}/pods?{query}",
+                         headers={"Authorization": "Bearer " + self.api.token})
+            response = conn.getresponse()
+            if response.status != 200:
+                raise OracleError(f"watch of pod {namespace}/{name}: HTTP {response.status}")
+            while time.monotonic() < deadline:
+                line = response.readline()
+                if not line:
+                    break
+                event = json.loads(line)
+                if event.get("type") not in ("ADDED", "MODIFIED"):
+                    continue
+                states.append(_PodState(event["object"]))
+                if done(states):
+                    return states
+        except (OSError, http.client.HTTPException, ValueError) as e:
+            raise OracleError(f"watch of pod {namespace}/{name} failed: {e}") from None
+        finally:
+            conn.close()
+        return states
 
 
 def _path(obj: Object) -> str:
@@ -166,10 +205,10 @@ class Oracle:
             outcomes = [self._decide(scenario, pod) for pod in scenario.pending]
         finally:
             self._reset(scenario)
-        scores = self._scores(log_start)
+        scores, plugin_scores = self._scores(log_start)
         return [Outcome(o.pod, o.node, o.message, o.nominated, o.victims,
-                        scores.get(o.pod, {}) if o.node and not o.note else {}, o.note)
-                for o in outcomes]
+                        scores.get(o.pod, {}), plugin_scores.get(o.pod, {}), o.note)
+                if o.node and not o.note else o for o in outcomes]
 
     def _create_initial(self, scenario: Scenario) -> None:
         for obj in [*scenario.of_kind(NAMESPACE), *scenario.of_kind(PRIORITY_CLASS),
@@ -227,31 +266,30 @@ class Oracle:
     def _decide(self, scenario: Scenario, pending: Object) -> Outcome:
         key = pod_key(pending)
         namespace, name = key.split("/", 1)
+        before = self._scenario_pods(scenario)
         status, created = self.rest.call("POST", _path(pending), _for_kube(pending))
         if status != 201:
             message = created.get("message", created) if isinstance(created, dict) else created
             return Outcome(key, note=f"refused by the API server: {message}")
-        uid = created["metadata"]["uid"]
-        before = self._scenario_pods(scenario)
-        try:
-            state = self._wait_pod(namespace, name, lambda s: s.node is not None or s.failed,
-                                   DECIDE_TIMEOUT, "a binding or a FailedScheduling condition")
-        except OracleError as e:
+        uid, version = created["metadata"]["uid"], created["metadata"]["resourceVersion"]
+
+        def decided(states: list[_PodState]) -> bool:
+            last = states[-1]  # a nominated pod: until bound
+            return last.node is not None or (last.failed and not last.nominated)
+
+        states = self.rest.watch_pod(namespace, name, version, decided, DECIDE_TIMEOUT)
+        if not any(s.node or s.failed for s in states):
             self._delete_pod(namespace, name)
-            return Outcome(key, note=str(e))
-        if state.node is not None:
-            return Outcome(key, state.node)
-        message = self._first_failure(namespace, name, uid)
-        nominated = state.nominated
-        node = None
+            return Outcome(key, note=f"neither bound nor reported unschedulable after "
+                                     f"{DECIDE_TIMEOUT:.0f} s")
+        node = states[-1].node if states else None
+        failed = any(s.failed for s in states)
+        nominated = next((s.nominated for s in states if s.nominated), None)
+        message = self._first_failure(namespace, name, uid) if failed else None
+        victims: tuple[str, ...] = ()
         if nominated:
-            try:
-                node = self._wait_pod(namespace, name, lambda s: s.node is not None,
-                                      PREEMPT_TIMEOUT, "the preemptor's binding").node
-            except OracleError:
-                node = None
             time.sleep(0.3)  # the last victims' deletions
-        victims = tuple(sorted(before - self._scenario_pods(scenario, running=True) - {key}))
+            victims = tuple(sorted(before - self._scenario_pods(scenario, running=True)))
         if node is None:
             self._delete_pod(namespace, name)
         return Outcome(key, node, message, nominated, victims)
@@ -305,21 +343,34 @@ class Oracle:
         except OSError:
             return 0
 
-    def _scores(self, start: int) -> dict[str, dict[str, int]]:
-        """Per pod, the final scores of its last scored attempt, from kube's log since
-        ``start`` (an attempt logs one line per scored node; a node seen again starts a new
-        attempt)."""
-        scores: dict[str, dict[str, int]] = {}
+    def _scores(self, start: int) -> tuple[dict[str, dict[str, int]],
+                                           dict[str, dict[str, dict[str, int]]]]:
+        """Per pod, the final scores of its last scored attempt (node → total) and their
+        parts (node → plugin → weighted score), from kube's log since ``start``. An attempt
+        logs every plugin score, then one total per scored node: a node scored again
+        starts a new attempt."""
+        totals: dict[str, dict[str, int]] = {}
+        parts: dict[str, dict[str, dict[str, int]]] = {}
         with self.plane.scheduler_log.open("rb") as log:
             log.seek(start)
             text = log.read().decode(errors="replace")
-        for match in FINAL_SCORE.finditer(text):
-            pod, node, score = match.group(1), match.group(2), int(match.group(3))
-            current = scores.setdefault(pod, {})
-            if node in current:
-                current.clear()
-            current[node] = score
-        return scores
+        for line in text.splitlines():
+            part = PLUGIN_SCORE.search(line)
+            if part is not None:
+                pod, plugin, node, score = part.groups()
+                nodes = parts.setdefault(pod, {})
+                if plugin in nodes.get(node, {}):
+                    nodes.clear()
+                nodes.setdefault(node, {})[plugin] = int(score)
+                continue
+            total = FINAL_SCORE.search(line)
+            if total is not None:
+                pod, node, score = total.groups()
+                current = totals.setdefault(pod, {})
+                if node in current:
+                    current.clear()
+                current[node] = int(score)
+        return totals, parts
 
     # -- clean-up --------------------------------------------------------------------------
 
@@ -364,5 +415,3 @@ def run_scenarios(plane: ControlPlane, scenarios: Iterable[Scenario],
             continue
         on_done(scenario, outcomes, "")
 
-
-__all__ = ["Oracle", "OracleError", "Path", "run_scenarios"]

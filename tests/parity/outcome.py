@@ -17,6 +17,8 @@ class Outcome:
     nominated: str | None = None
     victims: tuple[str, ...] = ()  # namespace/name, sorted
     scores: dict[str, int] = field(default_factory=dict)
+    # kube only: each scored node's weighted score per plugin (from its V(10) log)
+    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     # the decision could not be made: the API server refused the pod (kube), the oracle
     # timed out, or the replay failed; such a decision is not compared
     note: str = ""
@@ -41,6 +43,9 @@ class Outcome:
             out["victims"] = list(self.victims)
         if self.scores:
             out["scores"] = dict(sorted(self.scores.items()))
+        if self.plugin_scores:
+            out["pluginScores"] = {n: dict(sorted(p.items()))
+                                   for n, p in sorted(self.plugin_scores.items())}
         if self.note:
             out["note"] = self.note
         return out
@@ -49,4 +54,4 @@ class Outcome:
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         return cls(data["pod"], data.get("node"), data.get("message"), data.get("nominated"),
                    tuple(data.get("victims", ())), dict(data.get("scores", {})),
-                   data.get("note", ""))
+                   dict(data.get("pluginScores", {})), data.get("note", ""))

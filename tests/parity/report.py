@@ -159,6 +159,9 @@ def save_failures(comparisons: Sequence[Comparison], directory: Path = FAILURES)
                   f"# kube-scheduler: {describe(c.kube)}",
                   f"# policysched:    {describe(c.ours)}",
                   f"# features: {', '.join(sorted(c.features))}"]
+        for node, plugins in sorted(c.kube.plugin_scores.items()):
+            header.append(f"# kube-scheduler's scores on {node}: " + ", ".join(
+                f"{plugin} {score}" for plugin, score in plugins.items()))
         text = cluster_text(state_before(c.scenario, kube[c.scenario.id], c.index), header)
         (directory / (c.id.replace("/", "_") + ".yaml")).write_text(text)
         written += 1
