@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint deploy-files conformance bench bench-cel bench-engine bench-e2e clean cluster cluster-down e2e
+.PHONY: demo test lint deploy-files conformance parity bench bench-cel bench-engine bench-e2e clean cluster cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,10 +25,12 @@ deploy-files: $(STAMP)
 	$(BIN)/python deploy/generate.py
 
 # Lint, the unit tests, then the end-to-end suite (it starts a private local control plane:
-# a cold ~/.cache/policysched builds it first, see deploy/local/README.md).
+# a cold ~/.cache/policysched builds it first, see deploy/local/README.md) and the parity
+# sample (tests/parity/test_parity.py: a few hundred decisions against kube-scheduler's cached
+# outcomes; a control plane only for scenarios not in the cache).
 test: lint
 	$(BIN)/pytest -m "not e2e"
-	$(BIN)/pytest tests/e2e -m e2e
+	$(BIN)/pytest tests/e2e tests/parity -m e2e
 
 # The local control plane in .cluster/ (kube-apiserver + etcd + KWOK, 3 fake nodes).
 cluster:
@@ -40,6 +42,14 @@ cluster-down:
 # The end-to-end suite alone (it starts private clusters in temporary directories).
 e2e: $(STAMP)
 	$(BIN)/pytest tests/e2e -m e2e
+
+# policysched against the real kube-scheduler v1.34 on >= 1,000 decisions (the hand-written
+# cases of tests/parity/cases/ and generated scenarios); prints the per-feature table, saves
+# each differing decision in .parity/failures/ and writes docs/parity.md. Decisions that
+# differ are reported, not fatal (exit 1 of the harness); an oracle failure is (exit 2).
+parity: $(STAMP)
+	$(BIN)/python -m tests.parity --decisions 1000 --report docs/parity.md --prune-cache \
+		|| [ $$? -eq 1 ]
 
 conformance: $(STAMP)
 	$(BIN)/pytest -s tests/cel/test_conformance.py

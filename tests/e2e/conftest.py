@@ -42,11 +42,6 @@ FIGURES: dict[str, str] = {}  # name → value, printed in the terminal summary
 _SESSION: dict[str, float] = {}
 
 
-def pytest_configure(config: Any) -> None:
-    config.addinivalue_line(
-        "markers", "e2e: needs the local control plane (deploy/local/cluster.sh)")
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("e2e") is not None:
         _SESSION.setdefault("e2e_started", time.monotonic())

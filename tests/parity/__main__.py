@@ -41,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--report", type=Path, help="write the markdown report here")
     parser.add_argument("--cluster-dir", type=Path,
                         help="the oracle's CLUSTER_DIR (default: a temporary directory)")
+    parser.add_argument("--prune-cache", action="store_true",
+                        help="drop the cached outcomes of scenarios this run does not use")
     parser.add_argument("--write-known", action="store_true",
                         help=f"rewrite {KNOWN_FILE.name} from this run's differences "
                              "(keeping the reasons of the ones already listed)")
@@ -48,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = scenarios(args.decisions, args.seed, args.cases_only)
     stderr(f"{len(chosen)} scenarios, {sum(len(s.pending) for s in chosen)} decisions")
     try:
-        result = run(chosen, cluster_dir=args.cluster_dir)
+        result = run(chosen, cluster_dir=args.cluster_dir, prune=args.prune_cache)
     except OracleError as e:
         stderr(f"the oracle failed: {e}")
         return 2

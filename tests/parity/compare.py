@@ -77,25 +77,32 @@ class Comparison:
 
     @property
     def kind(self) -> str:
-        """What kind of difference this is (empty when there is none): per differing
-        aspect, what differs — the reasons of the messages whose counts differ, the side
-        that bound, ..."""
+        """What explains the difference (empty when there is none): the ``causes``, or for
+        what they do not explain, what differs."""
+        return " + ".join(self.causes)
+
+    @property
+    def causes(self) -> list[str]:
         kube, ours = self.kube, self.ours
-        parts = []
+        found = []
         if "feasibility" in self.differences:
-            failed = kube if not kube.feasible else ours
-            side = "kube" if failed is kube else "ours"
-            why = sorted(_reasons(failed.message or "")[0]) or [failed.message or "unbound"]
-            parts.append(f"only {side} unschedulable: {'; '.join(why)}")
+            side = "kube" if not kube.feasible else "ours"
+            failed = kube if side == "kube" else ours
+            reasons = sorted(_reasons(failed.message or "")[0]) or [failed.message or "-"]
+            if side == "kube" and PORTS in reasons and _has_sidecar_ports(self):
+                found.append("NodePorts: kube counts sidecars' host ports (only kube "
+                             "unschedulable)")
+            else:
+                found.append(f"only {side} unschedulable: {'; '.join(reasons)}")
         elif "message" in self.differences:
-            parts.append(message_kind(kube.message or "", ours.message or ""))
+            found += message_causes(self, kube.message or "", ours.message or "")
         if "node" in self.differences and "feasibility" not in self.differences:
-            parts.append("node outside kube's top scores"
+            found.append("node outside kube's top scores"
                          + ("" if self.scores_equal else " (scores differ)"))
         if "victims" in self.differences:
-            parts.append("nominated node differs" if kube.nominated != ours.nominated
-                         else "victims differ")
-        return " + ".join(parts)
+            found.append("preemption: other nominated node" if kube.nominated != ours.nominated
+                         else "preemption: other victims")
+        return found
 
 
 REASONS = re.compile(r"^0/\d+ nodes are available: (.*?)\.(?: (?:no new claims to deallocate, )?"
@@ -127,17 +134,54 @@ def _reasons(message: str) -> tuple[Counter[str], Counter[str]]:
                                         else Counter())
 
 
-def message_kind(kube: str, ours: str) -> str:
-    """What differs between two FailedScheduling messages: DynamicResources' PostFilter
-    reason, the filter reasons whose counts differ, the preemption reasons that do."""
-    parts = []
+RESOURCE_REASON = re.compile(r"^(Insufficient .*|Too many pods)$")
+NODE_AFFINITY_PREFILTER = ("node(s) didn't satisfy plugin(s) [NodeAffinity]",
+                           "pod affinity terms conflict")
+PORTS = "node(s) didn't have free ports for the requested pod ports"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+
+
+def _has_sidecar_ports(c: Comparison) -> bool:
+    return any(p.get("hostPort") for pod in (*c.scenario.bound_pods, *c.scenario.pending)
+               for ctr in pod["spec"].get("initContainers", [])
+               if ctr.get("restartPolicy") == "Always" for p in ctr.get("ports", []))
+
+
+def message_causes(c: Comparison, kube: str, ours: str) -> list[str]:
+    """What explains the difference of two FailedScheduling messages, known causes first."""
+    found = []
     if DRA_POSTFILTER in kube and DRA_POSTFILTER not in ours:
-        parts.append("DynamicResources PostFilter reason missing")
-    for name, theirs, mine in zip(("filter", "preemption"), _reasons(kube), _reasons(ours),
-                                  strict=True):
-        differing = sorted(r for r in theirs.keys() | mine.keys() if theirs[r] != mine[r])
-        if differing:
-            parts.append(f"{name} reasons differ: {'; '.join(differing)}")
-    if not parts:
-        parts.append("message text differs")
-    return "message: " + ", ".join(parts)
+        found.append("DynamicResources PostFilter reason missing")
+    (kube_filter, kube_pre), (our_filter, our_pre) = _reasons(kube), _reasons(ours)
+    differing = {r for r in kube_filter.keys() | our_filter.keys()
+                 if kube_filter[r] != our_filter[r]}
+    if any(kube_filter[r] > our_filter[r] for r in differing
+           if any(r.startswith(p) or p in r for p in NODE_AFFINITY_PREFILTER)):
+        # nodes kube's PreFilter excludes report nothing else: other reasons follow
+        found.append("NodeAffinity PreFilter narrowing (didn't satisfy plugin(s) [NodeAffinity])")
+        differing = set()
+    if PORTS in differing and kube_filter[PORTS] > our_filter[PORTS]:
+        found.append("NodePorts: kube finds more port conflicts"
+                     + (" (sidecar host ports)" if _has_sidecar_ports(c) else ""))
+        # kube stops at NodePorts on those nodes: the later filters' reasons, and what
+        # preemption says of them, follow
+        differing, kube_pre, our_pre = set(), Counter(), Counter()
+    resources = {r for r in differing if RESOURCE_REASON.match(r)}
+    if resources:
+        if sum(kube_filter[r] for r in resources) > sum(our_filter[r] for r in resources):
+            found.append("NodeResourcesFit: kube lists every insufficient resource")
+        else:
+            found.append("NodeResourcesFit reasons differ: " + "; ".join(sorted(resources)))
+        differing -= resources
+    if differing:
+        found.append("filter reasons differ: " + "; ".join(sorted(differing)))
+    pre = {r for r in kube_pre.keys() | our_pre.keys() if kube_pre[r] != our_pre[r]}
+    if pre:
+        if our_pre[NO_VICTIMS] > kube_pre[NO_VICTIMS]:
+            found.append("preemption: kube reports the filter's reason where we say "
+                         "No preemption victims found")
+        else:
+            found.append("preemption reasons differ: " + "; ".join(sorted(pre)))
+    if not found:
+        found.append("message text differs")
+    return found

@@ -67,7 +67,7 @@ TAINTS = (
     {"key": "maint", "effect": "NoExecute"},
     {"key": "dedicated", "value": "infra", "effect": "NoSchedule"},
 )
-TOLERATIONS = (
+TOLERATIONS: tuple[Object, ...] = (
     {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
     {"key": "dedicated", "operator": "Exists"},
     {"operator": "Exists"},
@@ -151,7 +151,7 @@ def _node(ctx: _Context, i: int) -> Object:
     allocatable = {
         "cpu": rng.choice(("1", "2", "1500m") if small else ("2", "4", "8", "1500m")),
         "memory": rng.choice(("2Gi", "4Gi") if small else ("4Gi", "8Gi", "16Gi")),
-        "pods": rng.choice(("110", "110", "110", "3", "5")),
+        "pods": rng.choice(("110",) * 8 + ("3", "5")),
         "ephemeral-storage": rng.choice(("20Gi", "100Gi")),
     }
     if ctx.chance(0.3, "resources"):
@@ -176,7 +176,7 @@ def _node(ctx: _Context, i: int) -> Object:
 
 
 def _bound_pods(ctx: _Context) -> list[Object]:
-    pods = []
+    pods: list[Object] = []
     per_node = (2, 4) if ctx.theme == "preemption" else (0, 3)
     for node in ctx.nodes:
         for _ in range(ctx.rng.randint(*per_node)):
@@ -379,11 +379,11 @@ def _node_affinity(ctx: _Context) -> Object:
     if ctx.chance(0.12, "affinity"):
         preferred = []
         for _ in range(rng.randint(1, 2)):
-            term: Object = {"matchExpressions": [_node_requirement(ctx)]}
+            preference: Object = {"matchExpressions": [_node_requirement(ctx)]}
             if rng.random() < 0.15:
-                term = {"matchFields": [{"key": "metadata.name", "operator": "In",
+                preference = {"matchFields": [{"key": "metadata.name", "operator": "In",
                                          "values": [rng.choice(ctx.nodes)["metadata"]["name"]]}]}
-            preferred.append({"weight": rng.choice((1, 5, 20, 100)), "preference": term})
+            preferred.append({"weight": rng.choice((1, 5, 20, 100)), "preference": preference})
         out["preferredDuringSchedulingIgnoredDuringExecution"] = preferred
     return out
 

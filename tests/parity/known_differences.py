@@ -46,4 +46,5 @@ def write_known(comparisons: Sequence[Comparison], path: Path = KNOWN_FILE) -> N
             previous = known.get(c.id)
             reason = previous.reason if previous is not None else c.kind
             entries.append({"decision": c.id, "differs": list(c.differences), "reason": reason})
-    path.write_text(HEADER + yaml.safe_dump(entries, sort_keys=False, width=100))
+    path.write_text(HEADER + yaml.safe_dump(entries, sort_keys=False, width=100,
+                                                default_flow_style=None))

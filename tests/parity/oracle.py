@@ -232,20 +232,17 @@ class Oracle:
         deadline = time.monotonic() + BARRIER_TIMEOUT
         for attempt in range(1000):
             name = f"{scenario.id}-barrier-{attempt}"
-            pod = {"apiVersion": "v1", "kind": POD,
-                   "metadata": {"name": name, "namespace": namespace},
-                   "spec": {"schedulerName": KUBE_SCHEDULER_NAME,
-                            "terminationGracePeriodSeconds": 0,
-                            "nodeSelector": {"kubernetes.io/hostname": last},
-                            "tolerations": [{"operator": "Exists"}],
-                            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
-            if not any(n["metadata"].get("labels", {}).get("kubernetes.io/hostname") == last
-                       for n in nodes):
-                pod["spec"].pop("nodeSelector")
-                pod["spec"]["affinity"] = {"nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                        {"matchFields": [{"key": "metadata.name", "operator": "In",
-                                          "values": [last]}]}]}}}
+            pod: Object = {
+                "apiVersion": "v1", "kind": POD,
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"schedulerName": KUBE_SCHEDULER_NAME, "terminationGracePeriodSeconds": 0,
+                         "tolerations": [{"operator": "Exists"}],
+                         "affinity": {"nodeAffinity": {
+                             "requiredDuringSchedulingIgnoredDuringExecution": {
+                                 "nodeSelectorTerms": [{"matchFields": [
+                                     {"key": "metadata.name", "operator": "In",
+                                      "values": [last]}]}]}}},
+                         "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
             self.rest.must("POST", _path(pod), pod)
             state = self._wait_pod(namespace, name, lambda s: s.node is not None or s.failed,
                                    max(1.0, deadline - time.monotonic()), "the barrier pod")

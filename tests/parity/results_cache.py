@@ -1,7 +1,7 @@
 """kube-scheduler's outcomes, cached in a committed JSON file keyed by scenario hash
 (``Scenario.key``: the canonical scenario text and the Kubernetes version), so that a run
 with a warm cache needs no control plane. Written sorted with stable formatting; entries of
-scenarios a run did not use are kept."""
+scenarios a run did not use are kept unless it prunes them (``make parity``)."""
 
 from __future__ import annotations
 
@@ -36,6 +36,13 @@ class ResultsCache:
         self.entries[key] = {"scenario": scenario_id,
                              "decisions": [o.as_json() for o in outcomes]}
         self.changed = True
+
+    def keep_only(self, keys: set[str]) -> None:
+        """Forget the entries of scenarios not among ``keys`` (a run's whole set)."""
+        stale = set(self.entries) - keys
+        for key in stale:
+            del self.entries[key]
+        self.changed = self.changed or bool(stale)
 
     def save(self) -> None:
         if not self.changed:

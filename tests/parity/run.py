@@ -112,11 +112,15 @@ def kube_outcomes(chosen: list[Scenario], cache: ResultsCache, version: str,
 
 def run(chosen: list[Scenario], *, cache: ResultsCache | None = None,
         cluster_dir: Path | None = None, progress: Progress = stderr,
-        replay: Replay | None = None) -> RunResult:
-    """Compare every decision of ``chosen`` (kube's side from the cache or the oracle)."""
+        replay: Replay | None = None, prune: bool = False) -> RunResult:
+    """Compare every decision of ``chosen`` (kube's side from the cache or the oracle;
+    ``prune``: the cache keeps only ``chosen``'s entries)."""
     cache = cache if cache is not None else ResultsCache.load()
     version = kube_version()
     result = kube_outcomes(chosen, cache, version, cluster_dir, progress)
+    if prune and not result.oracle_errors:
+        cache.keep_only({s.key(version) for s in chosen})
+        cache.save()
     replay = replay or Replay()
     ticker = _Ticker(progress, "replay", len(chosen))
     for scenario in chosen:
