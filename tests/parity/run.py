@@ -107,6 +107,7 @@ def kube_outcomes(chosen: list[Scenario], cache: ResultsCache, version: str,
         cache.save()
     if cluster_dir is None and not result.oracle_errors:
         shutil.rmtree(directory, ignore_errors=True)
+        directory.with_name(directory.name + "-up.txt").unlink(missing_ok=True)  # its log
     return result
 
 
