@@ -38,6 +38,7 @@ WRONG_RESULT = "must evaluate to {expected}, got {got}"
 SCORE_OUT_OF_RANGE = "returns an invalid score {score} on node {node}, it should in the range " \
                      "of [{low}, {high}] after normalizing"
 SCORE_NOT_FINITE = "returns an invalid score {score} on node {node}, it should be a finite number"
+SKIP_DELETING = "skip schedule deleting pod: {pod}"
 PROFILE_UNKNOWN = "pod {pod} names schedulerName {name}, which no profile serves"
 PERMIT_TIMEOUT = "rejected due to timeout after waiting {seconds:g}s at permit"
 PERMIT_GROUP_REJECTED = "pod group {group} rejected: {reason}"

@@ -132,13 +132,24 @@ def candidates_wanted(potential: int) -> int:
     return min(wanted, potential)
 
 
-def _best(fwk: Framework, state: CycleState, rules: Rules, nodes: Sequence[NodeInfo],
-          statuses: Mapping[str, Status], inputs: PreemptionInputs) -> PreemptionResult:
-    """DryRunPreemption over the potential nodes, then the best candidate."""
-    potential = [n for n in nodes
-                 if (s := statuses.get(n.name)) is not None and s.code is Code.UNSCHEDULABLE]
+@dataclass(frozen=True)
+class DryRun:
+    """What DryRunPreemption found: the candidates (those violating no budget first, as
+    kube lists them), why each other node examined has none, and kube's "expected at
+    least one victim" errors."""
+
+    candidates: list[Candidate]
+    verdicts: dict[str, Status]
+    errors: list[str]
+
+
+def dry_run(fwk: Framework, state: CycleState, rules: Rules, potential: Sequence[NodeInfo],
+            inputs: PreemptionInputs) -> DryRun:
+    """DryRunPreemption: the ``potential`` nodes from a random offset (drawn only when
+    not all of them are to be examined: the order then changes nothing) until as many
+    have a candidate as kube wants, one of them violating no budget; each of kube's two
+    candidate lists holds at most that many."""
     wanted = candidates_wanted(len(potential))
-    # visiting them all, the order changes nothing: draw an offset only when it matters
     start = inputs.offset(len(potential)) if wanted < len(potential) else 0
     within: list[Candidate] = []  # violating no budget
     violating: list[Candidate] = []
@@ -149,26 +160,35 @@ def _best(fwk: Framework, state: CycleState, rules: Rules, nodes: Sequence[NodeI
         found = _select_victims(fwk, state, rules, node, inputs)
         if isinstance(found, Status):
             verdicts[node.name] = found
-        elif not found.victims:  # kube's dry run reports this as an error
+        elif not found.victims:
             errors.append(messages.PREEMPTION_NO_VICTIM_FOUND.format(node=node.name))
         else:
             chosen = violating if found.budget_violations else within
-            if len(chosen) < wanted:  # kube's candidate lists hold at most that many
+            if len(chosen) < wanted:
                 chosen.append(found)
             if within and len(within) + len(violating) >= wanted:
                 break
-    candidates = within + violating
-    if not candidates:
-        if errors:  # kube: the error goes on as the postFilter message, nomination kept
-            unique = list(dict.fromkeys(errors))
+    return DryRun(within + violating, verdicts, errors)
+
+
+def _best(fwk: Framework, state: CycleState, rules: Rules, nodes: Sequence[NodeInfo],
+          statuses: Mapping[str, Status], inputs: PreemptionInputs) -> PreemptionResult:
+    """The candidates of the nodes the filters rejected as Unschedulable, then the best
+    one; without any, the FailedScheduling text of what preemption found."""
+    potential = [n for n in nodes
+                 if (s := statuses.get(n.name)) is not None and s.code is Code.UNSCHEDULABLE]
+    found = dry_run(fwk, state, rules, potential, inputs)
+    if not found.candidates:
+        if found.errors:  # kube: the error goes on as the postFilter message, nomination kept
+            unique = list(dict.fromkeys(found.errors))
             return PreemptionResult(None, _prefixed(
                 unique[0] if len(unique) == 1 else f"[{', '.join(unique)}]"))
-        reasons = [r for s in verdicts.values() for r in s.reasons]
-        reasons += [messages.PREEMPTION_NOT_HELPFUL] * (len(nodes) - len(verdicts))
+        reasons = [r for s in found.verdicts.values() for r in s.reasons]
+        reasons += [messages.PREEMPTION_NOT_HELPFUL] * (len(nodes) - len(found.verdicts))
         return PreemptionResult(None, _prefixed(messages.fit_error(len(nodes), reasons)),
                                 nomination="")
     order = {n.name: i for i, n in enumerate(nodes)}
-    best = min(candidates, key=lambda c: (*_rank(c, state.now), order[c.node]))
+    best = min(found.candidates, key=lambda c: (*_rank(c, state.now), order[c.node]))
     return PreemptionResult(best, "", nomination=best.node)
 
 

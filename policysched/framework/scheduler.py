@@ -317,6 +317,12 @@ class Scheduler:
             self.fail(qp, unschedulable("", message), message, started=started)
             return
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
+        if pod.deleting:  # kube's skipPodSchedule: not requeued; an update adds it again
+            record.message = messages.SKIP_DELETING.format(pod=pod.key)
+            self.backend.record_event(pod, "Warning", messages.EVENT_FAILED_SCHEDULING,
+                                      record.message)
+            self.queue.done(qp.key)
+            return
         record.attempts += 1
         sort_error = self._sort_errors.get(pod.key)
         if sort_error is not None:  # its queueSort keys failed when it was queued
