@@ -212,6 +212,22 @@ def test_a_node_rejected_as_unresolvable_is_not_helped() -> None:
         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
 
 
+def test_a_required_affinity_to_a_lower_priority_pod_cannot_be_preempted_for() -> None:
+    """kube's dry run removes every lower-priority pod first: the pod's affinity target on
+    node1 would be gone, so node1's reason is the affinity filter's (kube does not look
+    for the victims the affinity needs: "not recommended"), not "no victims"."""
+    target = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "hostname"}]}}
+    _, backend = attempt(
+        node("node1", hostname="node1"), node("node2", hostname="node2"),
+        pod("web", LOW, VERY_LARGE, on="node1", labels={"app": "web"}),
+        pod("p", HIGH, SMALL, labels={"app": "api"}, affinity=target))
+    assert not backend.evictions
+    assert failure(backend, "p").endswith(
+        "preemption: 0/2 nodes are available: 1 Preemption is not helpful for scheduling, "
+        "1 node(s) didn't match pod affinity rules.")
+
+
 # --------------------------------------------------------------------------- victims
 
 
