@@ -15,7 +15,7 @@ from ..model.objects import ObjectError, PodInfo
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS
 from . import messages
 from .binding_cycle import BindingCycle
-from .queue import ASSIGNED_POD_UPDATE, SchedulingQueue
+from .queue import ASSIGNED_POD_UPDATE, GATED, SchedulingQueue
 from .runtime import Framework
 from .waiting import WaitingRoom
 
@@ -104,15 +104,18 @@ class EventHandlers:
             return
         if self.cache.is_assumed(pod) or key in self.waiting:
             return
-        self._nominate(pod, old)
         record = self.records.setdefault(key, PodRecord(key))
         if record.first_seen is None:
             record.first_seen = self.clock.now()
         if key in self.queue:
             self.queue.update(pod, spec_changed=old is None or old.obj.get("spec") != pod.obj.get(
                 "spec"))
+            self._nominate(pod, old)
         else:
             self.queue.add(pod)
+            queued = self.queue.get(key)
+            if queued is not None and queued.queue != GATED:  # kube: once admitted
+                self._nominate(pod, old)
             # a new pod can make others schedulable (a gang's last member, affinity)
             self.queue.move_all("PodAdd")
 

@@ -552,6 +552,18 @@ def test_a_nomination_in_the_cluster_counts_and_its_node_is_tried_first() -> Non
     assert scheduler.records["default/a"].node == "node1"
 
 
+def test_a_gated_pod_is_nominated_once_admitted() -> None:
+    """kube's queue nominates an added pod when it enters activeQ: not while a
+    schedulingGate holds it."""
+    gated = pod("g", MID, nominated="node1", schedulingGates=[{"name": "hold"}])
+    scheduler, backend = cluster(node("node1"), gated)
+    assert "default/g" not in scheduler.nominated
+    del gated["spec"]["schedulingGates"]
+    backend.update_object(gated)
+    scheduler.sync()
+    assert scheduler.nominated["default/g"][0] == "node1"
+
+
 def test_a_failure_without_candidates_clears_the_nomination_and_one_not_eligible_keeps_it(
         ) -> None:
     """kube's NominatingInfo: no candidate clears the pod's nominatedNodeName (in the
@@ -574,11 +586,10 @@ def test_lower_priority_pods_nominated_to_the_chosen_node_lose_their_nomination(
     to the node it frees for a higher-priority one."""
     scheduler, backend = cluster(node("node1", {"cpu": "1", "memory": "1Gi"}),
                                  pod("low", LOW, {"cpu": "1"}, on="node1"),
-                                 pod("mid", MID, {"cpu": "1"}, nominated="node1",
-                                     schedulingGates=[{"name": "hold"}]),
+                                 pod("mid", MID, {"cpu": "1"}, nominated="node1"),
                                  pod("p", HIGH, {"cpu": "1"}))
     assert scheduler.nominated["default/mid"][0] == "node1"
-    assert scheduler.schedule_one()
+    assert scheduler.schedule_one()  # p, first in the queue
     scheduler.sync()
     assert evicted(backend) == {"low"}
     stored = backend.pod("default/mid")
