@@ -228,6 +228,20 @@ def test_a_required_affinity_to_a_lower_priority_pod_cannot_be_preempted_for() -
         "1 node(s) didn't match pod affinity rules.")
 
 
+def test_a_node_that_needs_no_victim_is_kubes_dry_run_error() -> None:
+    """TestDryRunPreemption "a pod that fits with no preemption": a node reported
+    Unschedulable on which the pod fits with every pod back is no candidate; without any
+    candidate kube's message is that error, and the nomination stays."""
+    scheduler, _ = cluster(node("node1"), pod("low", LOW, SMALL, on="node1"),
+                           pod("p", HIGH, SMALL))
+    fwk, state, statuses = cycle(scheduler, "p")
+    assert statuses["node1"].is_success
+    found = preempt(fwk, state, scheduler.cache.snapshot().nodes,
+                    {"node1": Status(Code.UNSCHEDULABLE, ("stale",))})
+    assert (found.candidate, found.message, found.nomination) == (
+        None, 'preemption: expected at least one victim pod on node "node1"', None)
+
+
 # --------------------------------------------------------------------------- victims
 
 
