@@ -20,7 +20,6 @@ from policysched.framework.preemption import (
     Candidate,
     DryRun,
     PreemptionInputs,
-    PreemptionResult,
     budget_groups,
     dry_run,
     preempt,
@@ -138,13 +137,6 @@ def cycle(scheduler: Scheduler, name: str) -> tuple[Framework, CycleState, dict[
     state = scheduler.cycle_state(found, snapshot)
     assert fwk.check_matches(state).is_success and fwk.run_pre_filter(state)[0].is_success
     return fwk, state, {n.name: fwk.run_filter(state, n) for n in snapshot.nodes}
-
-
-def result(scheduler: Scheduler, name: str) -> PreemptionResult:
-    fwk, state, statuses = cycle(scheduler, name)
-    snapshot = scheduler.cache.snapshot()
-    return preempt(fwk, state, snapshot.nodes, statuses,
-                   PreemptionInputs(budgets=snapshot.disruption_budgets))
 
 
 def dry(scheduler: Scheduler, name: str, offset: int = 0) -> DryRun:
