@@ -188,9 +188,10 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     nothing changes, and print where each pod went, when, and why not.
 
     JSON output: {"pods": [{"namespace", "name", "node", "boundAt", "attempts",
-    "message"}]}; boundAt is simulated seconds from the start, message the last
-    FailedScheduling text (null once bound). On a terminal, a long run shows a progress
-    bar on stderr (not with -o json).
+    "message", "nominatedNodeName", "victims"}]}; boundAt is simulated seconds from the
+    start, message the last FailedScheduling text (null once bound), nominatedNodeName the
+    pod's at the end (set by preemption), victims the pods its preemptions evicted. On a
+    terminal, a long run shows a progress bar on stderr (not with -o json).
     """
     from .commands.loading import UserError, load_cluster
     from .commands.progress import SIMULATING, ProgressBar

@@ -1,7 +1,8 @@
 """The cluster cache: nodes and pods as the backend's events describe them, plus the pods
 the scheduler has assumed onto nodes before their bind returned, pod groups, namespaces'
-labels and the workloads that select pods (Services, ReplicationControllers, ReplicaSets,
-StatefulSets: ``model.workloads``); and the per-cycle ``Snapshot`` the framework reads.
+labels, the workloads that select pods (Services, ReplicationControllers, ReplicaSets,
+StatefulSets: ``model.workloads``) and PodDisruptionBudgets (``model.disruption_budgets``);
+and the per-cycle ``Snapshot`` the framework reads.
 
 Rules (those of kube-scheduler's cache):
 
@@ -26,6 +27,11 @@ from typing import Any
 import numpy as np
 
 from ..model import messages as model_messages
+from ..model.disruption_budgets import (
+    POD_DISRUPTION_BUDGET,
+    DisruptionBudget,
+    disruption_budget,
+)
 from ..model.events import ClusterEvent
 from ..model.objects import (
     PodGroupSpec,
@@ -114,6 +120,7 @@ class Snapshot:
         default=_no_selector, repr=False)
     # the pods of the cluster (any phase) labelled with a pod group ("namespace/name")
     group_members: Callable[[str], int] = field(default=_no_members, repr=False)
+    disruption_budgets: tuple[DisruptionBudget, ...] = field(default=(), repr=False)
     _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
     _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
@@ -184,6 +191,7 @@ class Cache:
         self.namespace_generation = 0  # changes whenever a namespace's labels do
         self._workloads: Workloads = {}
         self._group_members: Counter[str] = Counter()  # pod group key -> its pods
+        self._budgets: dict[str, DisruptionBudget] = {}  # "namespace/name" -> budget
 
     # ------------------------------------------------------------------ events
 
@@ -206,6 +214,8 @@ class Cache:
             return self._apply_namespace(event)
         if event.resource in WORKLOAD_KINDS:
             return self._apply_workload(event)
+        if event.resource == POD_DISRUPTION_BUDGET:
+            return self._apply_budget(event)
         raise CacheError(
             messages.UNSUPPORTED_EVENT.format(kind=event.kind, resource=event.resource)
         )
@@ -301,6 +311,21 @@ class Cache:
         self._workloads = workloads
         self._changed()
         return CacheChange(event)
+
+    def _apply_budget(self, event: ClusterEvent) -> CacheChange:
+        key = pod_key(event.obj)
+        if event.kind == "DELETED":
+            changed = self._budgets.pop(key, None) is not None
+        else:
+            budget = disruption_budget(event.obj)
+            changed = self._budgets.get(key) != budget
+            self._budgets[key] = budget
+        if changed:
+            self._changed()
+        return CacheChange(event, changed=changed)
+
+    def disruption_budgets(self) -> tuple[DisruptionBudget, ...]:
+        return tuple(self._budgets.values())
 
     def _refresh_group(self, group_key: str) -> None:
         """The PodGroup ``group_key`` changed: renew its pods' ``podGroup`` views."""
@@ -475,7 +500,8 @@ class Cache:
         return {"namespace_labels": self._namespaces.get,
                 "namespace_generation": self.namespace_generation,
                 "default_selector": partial(_default_selector, self._workloads),
-                "group_members": self._group_members.__getitem__}
+                "group_members": self._group_members.__getitem__,
+                "disruption_budgets": self.disruption_budgets()}
 
     def _count_member(self, old: PodInfo | None, new: PodInfo | None) -> None:
         """Keep ``_group_members`` (pods per pod-group label) as ``old`` becomes ``new``."""

@@ -7,7 +7,12 @@
   is resolved into ``spec.priority``, ``globalDefault`` honoured); ``Namespace`` (its
   labels, for affinity terms' ``namespaceSelector``); ``Service``,
   ``ReplicationController``, ``ReplicaSet``, ``StatefulSet`` (their selectors, for
-  kube-scheduler's DefaultSelector: ``model.workloads``).
+  kube-scheduler's DefaultSelector: ``model.workloads``); ``PodDisruptionBudget``
+  (``policy/v1``: ``spec.selector``, ``status.disruptionsAllowed`` and
+  ``status.disruptedPods``, which preemption reads: ``model.disruption_budgets``).
+* A pending pod's ``status.nominatedNodeName`` nominates it to that node (an earlier
+  preemption); a pod with ``metadata.deletionTimestamp`` is terminating (kube-scheduler does
+  not schedule it; on a node, it counts there until it is gone).
 * The namespace defaults to "default". A pod without ``metadata.creationTimestamp`` gets
   the file's latest one (or the Unix epoch); ``start_time`` is that latest time, where the
   simulated clock starts unless told otherwise.
@@ -24,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..model.disruption_budgets import API_VERSION as BUDGET_API_VERSION
+from ..model.disruption_budgets import POD_DISRUPTION_BUDGET, disruption_budget
 from ..model.objects import (
     DEFAULT_NAMESPACE,
     ObjectError,
@@ -51,6 +58,7 @@ API_VERSIONS = {
     POD_GROUP: "scheduling.x-k8s.io/v1alpha1",
     PRIORITY_CLASS: "scheduling.k8s.io/v1",
     **SELECTING_OBJECT_API_VERSIONS,  # Namespace and the workloads
+    POD_DISRUPTION_BUDGET: BUDGET_API_VERSION,
     LIST: "v1",
 }
 _EXPECTED_KINDS = ", ".join(API_VERSIONS)
@@ -252,6 +260,8 @@ def _validate(kind: str, obj: dict[str, Any]) -> PriorityClassSpec | None:
         namespace_info(obj)
     elif kind == PRIORITY_CLASS:
         return priority_class_spec(obj)
+    elif kind == POD_DISRUPTION_BUDGET:
+        disruption_budget(obj)
     else:
         workload(kind, obj)
     return None

@@ -1,8 +1,8 @@
 """``KubeBackend``: the engine's ``Backend`` on a real Kubernetes API server.
 
 Reads: one informer thread per resource (Nodes, Pods, Namespaces, Services,
-ReplicationControllers, ReplicaSets, StatefulSets, and PodGroups when the
-``scheduling.x-k8s.io/v1alpha1`` API is served) lists, then watches from the list's
+ReplicationControllers, ReplicaSets, StatefulSets, PodDisruptionBudgets, and PodGroups
+when the ``scheduling.x-k8s.io/v1alpha1`` API is served) lists, then watches from the list's
 resourceVersion with bookmarks; a watch that expires (410 Gone) relists, and the relist is
 diffed against the informer's last known state so that no change — deletions included — is
 missed. Other failures reconnect with capped exponential backoff. Responses are read as raw
@@ -17,13 +17,14 @@ precondition; ``start_bind`` runs binds (preBind's metadata patch, then the POST
 ``drain_bind_outcomes()`` hands their outcomes back; ``set_pod_condition`` and
 ``set_nominated_node`` patch the ``status`` subresource (skipped when nothing changes; a
 failure is never written on a bound pod, even one whose binding's answer was lost);
-``evict`` uses ``pods/eviction`` (a PDB refusal is an error; any other refusal falls back
-to marking and deleting the pod); ``record_event`` writes ``events.k8s.io/v1`` Events from
-a background thread, with client-go's series aggregation. Requests are rate limited like
-client-go (token bucket, ``qps``/``burst``, shared by every thread of the backend —
-informers, binds, patches; Events have a bucket of their own, as kube-scheduler's event
-client). Each client (an informer, the event writer, the pod writes) logs a lost or failing
-connection once per change of state (``connection.ConnectionLog``), never per retry.
+``evict`` marks the pod with a DisruptionTarget condition and deletes it, as
+kube-scheduler's preemption does (not through the Eviction API); ``record_event`` writes
+``events.k8s.io/v1`` Events from a background thread, with client-go's series aggregation.
+Requests are rate limited like client-go (token bucket, ``qps``/``burst``, shared by every
+thread of the backend — informers, binds, patches; Events have a bucket of their own, as
+kube-scheduler's event client). Each client (an informer, the event writer, the pod writes)
+logs a lost or failing connection once per change of state (``connection.ConnectionLog``),
+never per retry.
 
 Usage: ``backend = KubeBackend(api_client); backend.start()`` … ``backend.close()``.
 """
@@ -54,6 +55,8 @@ from ..framework.backend import (
     run_bind,
 )
 from ..model.clock import Clock, RealClock
+from ..model.disruption_budgets import API_VERSION as BUDGET_API_VERSION
+from ..model.disruption_budgets import POD_DISRUPTION_BUDGET
 from ..model.events import (
     ClusterEvent,
     ConditionStatus,
@@ -63,6 +66,8 @@ from ..model.events import (
 )
 from ..model.objects import (
     DEFAULT_NAMESPACE,
+    DISRUPTION_TARGET,
+    PREEMPTION_BY_SCHEDULER,
     ObjectError,
     PodGroupSpec,
     PodInfo,
@@ -340,6 +345,16 @@ def selector_unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
     selector (and the template labels an RC's selector defaults to) alone: a workload's
     status updates (replica counts) are not emitted."""
     return all(_field(old, *path) == _field(new, *path) for path in _SELECTOR_FIELDS)
+
+
+_BUDGET_FIELDS = (("spec", "selector"), ("status", "disruptionsAllowed"),
+                  ("status", "disruptedPods"))
+
+
+def budget_unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether a PodDisruptionBudget update left what preemption reads of it alone (its
+    selector, allowed disruptions and disrupted pods)."""
+    return all(_field(old, *path) == _field(new, *path) for path in _BUDGET_FIELDS)
 
 
 def _without_heartbeats(conditions: Any) -> Any:
@@ -910,6 +925,11 @@ class KubeBackend:
                             namespaced=True, unchanged=selector_unchanged),
             WatchedResource("StatefulSet", "apps/v1", f"/apis/apps/v1{scope}/statefulsets",
                             namespaced=True, unchanged=selector_unchanged))]
+        # preemption weighs the PodDisruptionBudgets of its victims
+        self.budgets = Informer(self.transport, WatchedResource(
+            POD_DISRUPTION_BUDGET, BUDGET_API_VERSION,
+            f"/apis/{BUDGET_API_VERSION}{scope}/poddisruptionbudgets", namespaced=True,
+            unchanged=budget_unchanged), self._emit)
         self.pod_group_informer = Informer(self.transport, WatchedResource(
             "PodGroup", "scheduling.x-k8s.io/v1alpha1", f"{PODGROUP_API}{scope}/podgroups",
             namespaced=True), self._emit)
@@ -929,6 +949,7 @@ class KubeBackend:
         self.pods.start()
         for informer in self.selecting:
             informer.start()
+        self.budgets.start()
         self._discovery = threading.Thread(target=self._discover_pod_groups,
                                            name="podgroup-discovery", daemon=True)
         self._discovery.start()
@@ -945,7 +966,7 @@ class KubeBackend:
         self.wake()
 
     def _informers(self) -> list[Informer]:
-        return [self.nodes, self.pods, *self.selecting, self.pod_group_informer]
+        return [self.nodes, self.pods, *self.selecting, self.budgets, self.pod_group_informer]
 
     def __enter__(self) -> KubeBackend:
         self.start()
@@ -1067,32 +1088,22 @@ class KubeBackend:
             self.stats.binds += 1
 
     def evict(self, pod: PodInfo, message: str) -> None:
-        self._live_pod(pod, BackendError)
-        body = {"apiVersion": "policy/v1", "kind": "Eviction",
-                "metadata": {"name": pod.name, "namespace": pod.namespace},
-                "deleteOptions": {"preconditions": {"uid": pod.uid} if pod.uid else None}}
+        """kube-scheduler's preemption: a DisruptionTarget condition (unless the pod has
+        it already), then a delete — not the Eviction API: a victim is deleted whatever
+        its PodDisruptionBudgets say (preemption weighed them when choosing it)."""
+        current = self._live_pod(pod, BackendError)
+        condition = {"type": DISRUPTION_TARGET, "status": "True",
+                     "reason": PREEMPTION_BY_SCHEDULER, "message": message}
+        present = next((c for c in (current.get("status") or {}).get("conditions") or ()
+                        if isinstance(c, dict) and c.get("type") == DISRUPTION_TARGET), None)
         try:
-            self.transport.call("POST", f"{self._pod_path(pod)}/eviction", body=body)
-        except ApiError as e:
-            self._raise_if_gone(pod, e)
-            if e.status == 429 or any(c.get("type") == "DisruptionBudget" for c in e.causes):
-                raise BackendError(km.EVICTION_BLOCKED.format(key=pod.key, message=e.message)
-                                   ) from None
-            log.info(km.LOG_EVICTION_FALLBACK, pod.key, e)
-            self._mark_and_delete(pod, message)
-        self.events.record(pod, "Normal", km.EVENT_PREEMPTED,
-                           km.EVENT_ACTIONS[km.EVENT_PREEMPTED], message)
-
-    def _mark_and_delete(self, pod: PodInfo, message: str) -> None:
-        """kube-scheduler's preemption: a DisruptionTarget condition, then a delete."""
-        condition = {"type": km.DISRUPTION_TARGET, "status": "True",
-                     "reason": km.PREEMPTION_BY_SCHEDULER, "message": message,
-                     "lastTransitionTime": format_timestamp(self._clock.now())}
-        try:
-            self.transport.call(
-                "PATCH", f"{self._pod_path(pod)}/status", content_type=STRATEGIC_MERGE_PATCH,
-                body={"metadata": {"uid": pod.uid} if pod.uid else {},
-                      "status": {"conditions": [condition]}})
+            if present is None or any(present.get(k) != v for k, v in condition.items()):
+                condition["lastTransitionTime"] = format_timestamp(self._clock.now())
+                self.transport.call(
+                    "PATCH", f"{self._pod_path(pod)}/status",
+                    content_type=STRATEGIC_MERGE_PATCH,
+                    body={"metadata": {"uid": pod.uid} if pod.uid else {},
+                          "status": {"conditions": [condition]}})
             self.transport.call("DELETE", self._pod_path(pod), body={
                 "apiVersion": "v1", "kind": "DeleteOptions",
                 "preconditions": {"uid": pod.uid} if pod.uid else None})

@@ -16,16 +16,12 @@ EVENT_ACTIONS = {  # reason -> action (kube-scheduler: Eventf(pod, nil, type, re
     "Preempted": "Preempting",
 }
 DEFAULT_EVENT_ACTION = "Scheduling"
-EVENT_PREEMPTED = "Preempted"
 NOTE_TRUNCATED_SUFFIX = " ..."  # kube-scheduler's truncateMessage
-DISRUPTION_TARGET = "DisruptionTarget"
-PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 # --- errors raised to the engine ----------------------------------------------------------
 API_STATUS = "HTTP {status}"
 API_UNREACHABLE = "the API server is unreachable: {reason}"
 CLIENT_STOPPED = "the backend is closed: request not sent"
-EVICTION_BLOCKED = "cannot evict pod {key}: {message}"
 
 # --- the connection to the API server: one line per change (cluster/connection.py) --------
 LOG_CONNECTION_LOST = "%s: lost connection to the API server: %s; retrying"
@@ -55,7 +51,6 @@ LOG_EVENTS_DROPPED = "event queue full: dropped %d events so far"
 LOG_CONDITION_FAILED = "pod %s: PodScheduled condition not updated: %s"
 LOG_CONDITION_ON_BOUND = "pod %s: bound to %s meanwhile: its failure is not written"
 LOG_NOMINATION_FAILED = "pod %s: nominatedNodeName not updated: %s"
-LOG_EVICTION_FALLBACK = "pod %s: eviction refused (%s); deleting it instead"
 
 # --- the run loop -----------------------------------------------------------------------
 LOG_BOUND = "bound %s to %s (attempt %d, %.0f ms in queue)"

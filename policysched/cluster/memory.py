@@ -29,6 +29,7 @@ from ..framework.backend import (
 )
 from ..model import messages as model_messages
 from ..model.clock import Clock, SimulatedClock
+from ..model.disruption_budgets import POD_DISRUPTION_BUDGET, disruption_budget
 from ..model.events import (
     ClusterEvent,
     ConditionStatus,
@@ -38,6 +39,8 @@ from ..model.events import (
 from ..model.objects import (
     DEFAULT_NAMESPACE,
     DEFAULT_SCHEDULER,
+    DISRUPTION_TARGET,
+    PREEMPTION_BY_SCHEDULER,
     ObjectError,
     PodGroupSpec,
     PodInfo,
@@ -56,11 +59,10 @@ NODE = "Node"
 POD = "Pod"
 POD_GROUP = "PodGroup"
 PRIORITY_CLASS = "PriorityClass"
-KINDS = (NODE, POD, POD_GROUP, PRIORITY_CLASS, NAMESPACE, *WORKLOAD_KINDS)
-NAMESPACED = frozenset({POD, POD_GROUP, *WORKLOAD_KINDS})
+KINDS = (NODE, POD, POD_GROUP, PRIORITY_CLASS, NAMESPACE, *WORKLOAD_KINDS,
+         POD_DISRUPTION_BUDGET)
+NAMESPACED = frozenset({POD, POD_GROUP, *WORKLOAD_KINDS, POD_DISRUPTION_BUDGET})
 POD_SCHEDULED = "PodScheduled"
-DISRUPTION_TARGET = "DisruptionTarget"
-PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 # Kubernetes creates these in every cluster.
 SYSTEM_PRIORITY_CLASSES: Mapping[str, PriorityClassSpec] = {
@@ -153,9 +155,10 @@ def copy_object(value: Any) -> Any:
 
 class MemoryBackend:
     """An in-process cluster of Nodes, Pods, PodGroups, PriorityClasses, Namespaces,
-    Services, ReplicationControllers, ReplicaSets and StatefulSets. Its initial ``objects``
-    are created in the order PriorityClasses, Nodes, Namespaces, PodGroups and workloads,
-    Pods (given order within each) and delivered as ADDED events by the first
+    Services, ReplicationControllers, ReplicaSets, StatefulSets and
+    PodDisruptionBudgets. Its initial ``objects``
+    are created in the order PriorityClasses, Nodes, Namespaces, PodGroups, workloads and
+    PodDisruptionBudgets, Pods (given order within each) and delivered as ADDED events by the first
     ``drain_events()``. Thread-safe."""
 
     def __init__(self, objects: Iterable[dict[str, Any]] = (), clock: Clock | None = None) -> None:
@@ -396,6 +399,8 @@ class MemoryBackend:
             namespace_info(obj)
         elif kind in WORKLOAD_KINDS:
             workload(kind, obj)
+        elif kind == POD_DISRUPTION_BUDGET:
+            disruption_budget(obj)
         else:
             spec = priority_class_spec(obj)
             if spec.global_default:
@@ -456,7 +461,7 @@ def _resource(kind: str) -> Resource:
 
 
 _CREATION_ORDER = {PRIORITY_CLASS: 0, NODE: 1, NAMESPACE: 2, POD_GROUP: 3,
-                   **dict.fromkeys(WORKLOAD_KINDS, 3)}
+                   **dict.fromkeys(WORKLOAD_KINDS, 3), POD_DISRUPTION_BUDGET: 3}
 _LAST = 4
 
 

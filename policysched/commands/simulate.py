@@ -33,16 +33,24 @@ DEFAULT_HORIZON = 3600.0
 
 @dataclass(frozen=True)
 class PodOutcome:
+    """Where a pending pod went: its node, when, after how many attempts, or its last
+    FailedScheduling text; its ``status.nominatedNodeName`` at the end (an earlier
+    preemption's node, kept once bound, as kube-scheduler leaves it) and the pods its
+    preemptions evicted ("namespace/name", in order)."""
+
     namespace: str
     name: str
     node: str | None
     bound_at: float | None  # simulated seconds from the start
     attempts: int
     message: str | None
+    nominated_node: str | None = None
+    victims: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {"namespace": self.namespace, "name": self.name, "node": self.node,
-                "boundAt": self.bound_at, "attempts": self.attempts, "message": self.message}
+                "boundAt": self.bound_at, "attempts": self.attempts, "message": self.message,
+                "nominatedNodeName": self.nominated_node, "victims": list(self.victims)}
 
 
 @dataclass(frozen=True)
@@ -121,8 +129,9 @@ def simulate(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Fram
         scheduler.advance()
     if on_progress is not None:
         on_progress(SimulationProgress(total, total, clock.now() - start))
-    return Simulation(start, clock.now(), _outcomes(scheduler, pending_at_start, start),
-                      scheduler, backend)
+    return Simulation(start, clock.now(),
+                      _outcomes(scheduler, backend, pending_at_start, start), scheduler,
+                      backend)
 
 
 def _undecided(scheduler: Scheduler) -> int:
@@ -143,19 +152,22 @@ def _pending_keys(objects: Sequence[Mapping[str, Any]]) -> list[str]:
     return keys
 
 
-def _outcomes(scheduler: Scheduler, keys: Sequence[str], start: float
-              ) -> tuple[PodOutcome, ...]:
+def _outcomes(scheduler: Scheduler, backend: MemoryBackend, keys: Sequence[str],
+              start: float) -> tuple[PodOutcome, ...]:
     out = []
     for key in keys:
         namespace, name = key.split("/", 1)
         record = scheduler.records.get(key)
         queued = scheduler.queue.get(key)  # a pod held by a preEnqueue gate says why
         gate = None if queued is None else queued.gate_message
+        stored = backend.pod(key) or {}
+        nominated = (stored.get("status") or {}).get("nominatedNodeName") or None
         if record is None:
             out.append(PodOutcome(namespace, name, None, None, 0,
-                                  scheduler.unserved.get(key) or gate))
+                                  scheduler.unserved.get(key) or gate, nominated))
             continue
         bound_at = None if record.bound_at is None else record.bound_at - start
         out.append(PodOutcome(namespace, name, record.node, bound_at, record.attempts,
-                              None if record.node is not None else record.message or gate))
+                              None if record.node is not None else record.message or gate,
+                              nominated, tuple(record.victims)))
     return tuple(out)

@@ -268,6 +268,13 @@ class BindingCycle:
                 self.scheduling.guarded(waiting_progress(pod, "Permit"),
                                         partial(self._reject, pod, status))
 
+    def reject_waiting(self, key: str, status: Status) -> None:
+        """End the permit wait of pod ``key`` with ``status`` (a preemption victim)."""
+        waiting = self.waiting.pods.get(key)
+        if waiting is not None:
+            self.scheduling.guarded(waiting_progress(waiting, "Permit"),
+                                    partial(self._reject, waiting, status))
+
     def _reject(self, waiting: WaitingPod, status: Status) -> None:
         """End a waiting pod's attempt with ``status``."""
         self.waiting.remove(waiting.key)

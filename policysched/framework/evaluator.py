@@ -3,7 +3,8 @@
 
 The scheduling cycle calls one ``Evaluator``: ``find_feasible`` — the filters, over the
 candidate nodes in kube-scheduler's round-robin order until ``wanted`` are feasible
-(numFeasibleNodesToFind), with the pods nominated to a node counted on it — and ``score``.
+(numFeasibleNodesToFind), a node with pods nominated to it passing only with and without
+them (``filter_with_nominated``) — and ``score``.
 ``ScalarEvaluator`` (tier 1) runs each rule's closure node by node and stops as soon as
 enough nodes are feasible; ``vectorised.NodeEvaluator`` (tiers 2-4) evaluates every node at
 once and picks the same nodes. Both give every node the same status and score.
@@ -11,15 +12,16 @@ once and picks the same nodes. Both give every node the same status and score.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from ..cache.cache import Snapshot
 from ..cache.node_info import NodeInfo
 from ..model.objects import PodInfo
+from ..policy.model import FilterRule
 from .runtime import CycleState, Framework
 from .status import Code, Status
 
@@ -67,9 +69,7 @@ class ScalarEvaluator:
         for row in order.tolist():
             node = snapshot.nodes[row]
             processed += 1
-            others = nominated.get(node.name)
-            status = fwk.run_filter(state, with_pods(node, others) if others else node,
-                                    plan=plan)
+            status = filter_with_nominated(fwk, state, node, nominated.get(node.name), plan)
             if status.is_success:
                 feasible.append(row)
                 if len(feasible) >= wanted:
@@ -89,7 +89,21 @@ class ScalarEvaluator:
         pass
 
 
-def with_pods(node: NodeInfo, pods: list[PodInfo]) -> NodeInfo:
+def filter_with_nominated(fwk: Framework, state: CycleState, node: NodeInfo,
+                          nominated: Sequence[PodInfo] | None,
+                          plan: list[tuple[FilterRule, dict[str, Any]]] | None = None) -> Status:
+    """kube-scheduler's RunFilterPluginsWithNominatedPods: the filters on ``node`` with the
+    pods ``nominated`` to it (those of at least the pod's priority) counted there and, when
+    they pass, again without them (a pod may need a nominated pod not to be there, as an
+    affinity to a pod that may go elsewhere); the first failure, else Success."""
+    if nominated:
+        status = fwk.run_filter(state, with_pods(node, nominated), plan=plan)
+        if not status.is_success:
+            return status
+    return fwk.run_filter(state, node, plan=plan)
+
+
+def with_pods(node: NodeInfo, pods: Sequence[PodInfo]) -> NodeInfo:
     """A copy of ``node`` with ``pods`` counted on it as well."""
     copy = node.clone()
     for pod in pods:

@@ -6,7 +6,7 @@ queue re-runs the preEnqueue gate on the pods it moves)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..cache.cache import Cache
 from ..model.clock import Clock
@@ -15,7 +15,7 @@ from ..model.objects import ObjectError, PodInfo
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS
 from . import messages
 from .binding_cycle import BindingCycle
-from .queue import ASSIGNED_POD_UPDATE, SchedulingQueue
+from .queue import ASSIGNED_POD_UPDATE, GATED, SchedulingQueue
 from .runtime import Framework
 from .waiting import WaitingRoom
 
@@ -34,6 +34,7 @@ class PodRecord:
     bound_at: float | None = None
     message: str | None = None
     first_seen: float | None = None
+    victims: list[str] = field(default_factory=list)  # the pods its preemptions evicted
 
 
 @dataclass
@@ -49,6 +50,8 @@ class EventHandlers:
     unserved: dict[str, str]  # pending pods no profile serves → message
     clock: Clock
     forget_pod: Callable[[str], None]  # a pod gone (deleted, terminated): forgotten
+    # the scheduler's nominations: pod key -> (node, pod); kube's nominator
+    nominated: dict[str, tuple[str, PodInfo]] = field(default_factory=dict)
 
     def apply(self, event: ClusterEvent) -> None:
         try:
@@ -81,6 +84,7 @@ class EventHandlers:
         """A pod bound (by us or another scheduler) or terminated: not ours to schedule;
         pods parked on such a change are woken."""
         key = pod.key
+        self.nominated.pop(key, None)
         if key in self.queue and key not in self.queue.in_flight():
             self.queue.delete(key)
         if pod.terminated and (old is None or not old.terminated):
@@ -106,7 +110,23 @@ class EventHandlers:
         if key in self.queue:
             self.queue.update(pod, spec_changed=old is None or old.obj.get("spec") != pod.obj.get(
                 "spec"))
+            self._nominate(pod, old)
         else:
             self.queue.add(pod)
+            queued = self.queue.get(key)
+            if queued is not None and queued.queue != GATED:  # kube: once admitted
+                self._nominate(pod, old)
             # a new pod can make others schedulable (a gang's last member, affinity)
             self.queue.move_all("PodAdd")
+
+    def _nominate(self, pod: PodInfo, old: PodInfo | None) -> None:
+        """kube's nominator on a pending pod's event: nominated to the node its status
+        names; a nomination its status dropped is gone; with none in either, a nomination
+        the scheduler made and not yet written is kept (updated to the new object)."""
+        key = pod.key
+        if pod.nominated_node:
+            self.nominated[key] = (pod.nominated_node, pod)
+        elif old is not None and old.nominated_node:
+            self.nominated.pop(key, None)
+        elif key in self.nominated:
+            self.nominated[key] = (self.nominated[key][0], pod)

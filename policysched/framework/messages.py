@@ -25,6 +25,10 @@ NO_NODE_AVAILABLE = "0/{total} nodes are available:"
 PREEMPTION_PREFIX = "preemption:"
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PREEMPTION_NO_VICTIMS = "No preemption victims found for incoming pod"
+PREEMPTION_TERMINATING_VICTIM = "not eligible due to a terminating pod on the nominated node."
+PREEMPTION_NO_VICTIM_FOUND = 'expected at least one victim pod on node "{node}"'
+PREEMPTED_CONDITION = "{scheduler}: preempting to accommodate a higher priority pod"
+PREEMPTED_WAITING = "preempted"
 
 FILTER_DEFAULT_REASON = "node(s) didn't satisfy policy {rule}"
 RULE_REJECTED = "rejected by {rule}"
@@ -34,6 +38,7 @@ WRONG_RESULT = "must evaluate to {expected}, got {got}"
 SCORE_OUT_OF_RANGE = "returns an invalid score {score} on node {node}, it should in the range " \
                      "of [{low}, {high}] after normalizing"
 SCORE_NOT_FINITE = "returns an invalid score {score} on node {node}, it should be a finite number"
+SKIP_DELETING = "skip schedule deleting pod: {pod}"
 PROFILE_UNKNOWN = "pod {pod} names schedulerName {name}, which no profile serves"
 PERMIT_TIMEOUT = "rejected due to timeout after waiting {seconds:g}s at permit"
 PERMIT_GROUP_REJECTED = "pod group {group} rejected: {reason}"
@@ -55,6 +60,7 @@ LOG_ROLL_BACK_FAILED = "internal error rolling back the attempt of pod %s"
 LOG_REPORT_FAILED = "internal error reporting the failure of pod %s"
 LOG_OBSERVER_FAILED = "internal error in the on_internal_error hook"
 LOG_ATTEMPT_OBSERVER_FAILED = "internal error in the on_attempt_end hook"
+LOG_EVICTION_FAILED = "preemption: evicting pod %s for pod %s failed: %s"
 LOG_VECTORISED_FALLBACK = "rule %s: the vectorised evaluation failed; its closure evaluates " \
                           "every node instead"
 

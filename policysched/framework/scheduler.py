@@ -49,9 +49,9 @@ from . import messages
 from .aggregates import ClusterView
 from .backend import Backend, BackendError
 from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
-from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, with_pods
+from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, filter_with_nominated
 from .event_handlers import EventHandlers, PodRecord
-from .preemption import preempt
+from .preemption import Candidate, PreemptionInputs, preempt
 from .queue import IN_FLIGHT, POLICY_SET_CHANGE, GateRejection, QueuedPod, SchedulingQueue
 from .runtime import UNORDERED, CycleState, Framework
 from .status import SUCCESS, Code, Status, error, unschedulable
@@ -86,13 +86,16 @@ class EngineSettings:
 class Decision:
     """The outcome of choosing a node: a node name, or a failure status and its message
     (``statuses``: the nodes that failed a filter, when none fits; ``scores``: each scored
-    node's total, when two or more were feasible)."""
+    node's total, when two or more were feasible). On a failure, ``nomination`` is what
+    becomes of the pod's nominated node (kube's NominatingInfo): a node to nominate, "" to
+    clear it, None to leave it."""
 
     node: str | None
     status: Status
     message: str = ""
     statuses: dict[str, Status] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
+    nomination: str | None = ""
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,8 @@ class Scheduler:
         self.binding_cycle = BindingCycle(self, backend, self.cache, self.waiting)
         self.event_handlers = EventHandlers(
             self.cache, self.queue, self.waiting, self.binding_cycle, self.profiles,
-            self.records, self.unserved, self.clock, forget_pod=self._forget_pod)
+            self.records, self.unserved, self.clock, forget_pod=self._forget_pod,
+            nominated=self.nominated)
 
     def set_profiles(self, profiles: Mapping[str, Framework]) -> None:
         """Swap the compiled policy set (hot reload), between scheduling cycles. Pods keep
@@ -315,6 +319,12 @@ class Scheduler:
             self.fail(qp, unschedulable("", message), message, started=started)
             return
         record = self.records.setdefault(pod.key, PodRecord(pod.key))
+        if pod.deleting:  # kube's skipPodSchedule: not requeued; an update adds it again
+            record.message = messages.SKIP_DELETING.format(pod=pod.key)
+            self.backend.record_event(pod, "Warning", messages.EVENT_FAILED_SCHEDULING,
+                                      record.message)
+            self.queue.done(qp.key)
+            return
         record.attempts += 1
         sort_error = self._sort_errors.get(pod.key)
         if sort_error is not None:  # its queueSort keys failed when it was queued
@@ -330,11 +340,13 @@ class Scheduler:
             # a rule's retryAfter counts from the cycle's `now` (whole seconds), not from
             # the end of the cycle
             retry_at = None if status.retry_after is None else state.now + status.retry_after
-            self.fail(qp, status, decision.message, started=started, retry_at=retry_at)
+            self.fail(qp, status, decision.message, started=started, retry_at=retry_at,
+                      nomination=decision.nomination)
             return
         node = snapshot.node(decision.node)
         assert node is not None
         self.cache.assume(pod, node.name)
+        self.nominated.pop(pod.key, None)  # kube: an assumed pod is nominated no more
         cycle.node = node.name
 
         point_started = self.reach("Reserve")
@@ -373,6 +385,9 @@ class Scheduler:
             return self._pre_filter_rejected(fwk, state, nodes, status)
         if total == 0:
             return Decision(None, unschedulable("", messages.NO_NODES), messages.NO_NODES)
+        nominated = self._nominated_node(fwk, state, snapshot)
+        if nominated is not None:
+            return self._bind_target(fwk, state, snapshot, nominated, {})
         statuses: dict[str, Status] = {}
         candidates = nodes
         if names is not None:
@@ -429,7 +444,7 @@ class Scheduler:
             verdict = unschedulable(rule.qualified_name, reason)
         else:
             others = self._nominated_by_node(state.pod).get(target)
-            verdict = fwk.run_filter(state, node if not others else with_pods(node, others))
+            verdict = filter_with_nominated(fwk, state, node, others)
             if verdict.is_success:
                 return Decision(target, SUCCESS, statuses=statuses)
             if verdict.code is Code.ERROR:
@@ -438,6 +453,17 @@ class Scheduler:
                 policy=rule.policy, rule=rule.name, node=target, reason=verdict.message)
             verdict = Status(verdict.code, (reason,), rule.qualified_name)
         return Decision(None, verdict, verdict.message, statuses)
+
+    def _nominated_node(self, fwk: Framework, state: CycleState, snapshot: Snapshot
+                        ) -> NodeInfo | None:
+        """kube's evaluateNominatedNode: the node in the pod's ``status.nominatedNodeName``
+        (set by an earlier preemption), when it passes the filters — then chosen without
+        scoring the others; None otherwise (an Error there: the full search reports it)."""
+        node = snapshot.node(state.pod.nominated_node) if state.pod.nominated_node else None
+        if node is None:
+            return None
+        others = self._nominated_by_node(state.pod).get(node.name)
+        return node if filter_with_nominated(fwk, state, node, others).is_success else None
 
     def _find_feasible(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
                        nodes: list[NodeInfo], statuses: dict[str, Status]
@@ -462,8 +488,8 @@ class Scheduler:
         return found.rows, None
 
     def _nominated_by_node(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
-        """Pods nominated by preemption, of at least ``pod``'s priority, by node (kube's
-        two-pass filter with nominated pods, simplified to the pass with them)."""
+        """Pods nominated to a node (by preemption), of at least ``pod``'s priority, by
+        node: counted there by the filters (``filter_with_nominated``)."""
         out: dict[str, list[PodInfo]] = {}
         for key, (node, other) in self.nominated.items():
             if key != pod.key and other.priority >= pod.priority:
@@ -482,32 +508,59 @@ class Scheduler:
                              status: Status) -> Decision:
         """kube-scheduler still runs postFilter after an unresolvable preFilter rejection
         (every node has that status, so preemption cannot help, and says so)."""
-        suffix = ""
+        suffix, nomination = "", None
         if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE and nodes:
             result = preempt(fwk, state, nodes, {n.name: status for n in nodes})
-            suffix = result.message
+            suffix, nomination = result.message, result.nomination
         return Decision(None, status, messages.fit_error(
-            len(nodes), (), pre_filter_message=status.message, post_filter_message=suffix))
+            len(nodes), (), pre_filter_message=status.message, post_filter_message=suffix),
+            nomination=nomination)
 
     def _no_fit(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
                 statuses: dict[str, Status]) -> Decision:
         """No feasible node: try preemption, then describe the failure as kube does."""
         reasons = [r for s in statuses.values() for r in s.reasons]
         started = self.reach("PostFilter")
-        result = preempt(fwk, state, nodes, statuses)
+        snapshot = state.cluster.snapshot if state.cluster is not None else None
+        result = preempt(fwk, state, nodes, statuses, PreemptionInputs(
+            self._nominated_by_node(state.pod),
+            snapshot.disruption_budgets if snapshot is not None else (),
+            self.rng.randrange))
         self._observe(fwk, "PostFilter", result.status or Status(), started)
         if result.status is not None:
-            return Decision(None, result.status, result.status.message, statuses)
+            return Decision(None, result.status, result.status.message, statuses,
+                            nomination=None)
         if result.candidate is not None:
-            pod = state.pod
-            for victim in result.candidate.victims:
-                self.backend.evict(victim, messages.PREEMPTED.format(
-                    uid=pod.uid, node=result.candidate.node))
-            self.backend.set_nominated_node(pod, result.candidate.node)
-            self.nominated[pod.key] = (result.candidate.node, pod)
+            self._prepare_candidate(state.pod, result.candidate)
         status = unschedulable("", messages.fit_error(len(nodes), reasons))
         return Decision(None, status, messages.fit_error(
-            len(nodes), reasons, post_filter_message=result.message), statuses)
+            len(nodes), reasons, post_filter_message=result.message), statuses,
+            nomination=result.nomination)
+
+    def _prepare_candidate(self, pod: PodInfo, candidate: Candidate) -> None:
+        """kube's prepareCandidate: the victims are evicted (one waiting at permit is
+        rejected instead), and the lower-priority pods nominated to the node lose their
+        nomination (they may no longer fit there). A failed eviction is logged, as kube's
+        asynchronous preemption does; the pod is retried anyway."""
+        for victim in candidate.victims:
+            if victim.key in self.waiting:
+                self.binding_cycle.reject_waiting(
+                    victim.key, unschedulable("", messages.PREEMPTED_WAITING))
+            else:
+                try:
+                    self.backend.evict(victim, messages.PREEMPTED_CONDITION.format(
+                        scheduler=pod.scheduler_name))
+                except BackendError as e:
+                    log.warning(messages.LOG_EVICTION_FAILED, victim.key, pod.key, e)
+                    continue
+            self.backend.record_event(victim, "Normal", messages.EVENT_PREEMPTED,
+                                      messages.PREEMPTED.format(uid=pod.uid,
+                                                                node=candidate.node))
+            self.records.setdefault(pod.key, PodRecord(pod.key)).victims.append(victim.key)
+        for node, other in list(self.nominated.values()):
+            if node == candidate.node and other.priority < pod.priority:
+                with contextlib.suppress(BackendError):  # gone: nothing to clear
+                    self.backend.set_nominated_node(other, None)
 
     def _select_host(self, rows: np.ndarray, totals: np.ndarray) -> int:
         """The row of the highest total; among equals, one chosen uniformly at random."""
@@ -622,13 +675,16 @@ class Scheduler:
             self.cache.forget(state.pod)
 
     def fail(self, qp: QueuedPod, status: Status, message: str, *, started: float,
-             retry_at: float | None = None) -> None:
-        """kube-scheduler's handleSchedulingFailure: event, condition, requeue (not when
-        the pod turned out bound meanwhile, e.g. by a bind reported as failed); the
-        attempt ends unschedulable, or error for an Error."""
+             retry_at: float | None = None, nomination: str | None = "") -> None:
+        """kube-scheduler's handleSchedulingFailure: event, condition, the nominated node
+        (``nomination``: a node to nominate, "" to clear — kube's default on a failure —,
+        None to leave it), requeue (not when the pod turned out bound meanwhile, e.g. by a
+        bind reported as failed); the attempt ends unschedulable, or error for an Error."""
         pod = self.cache.pod(qp.key) or qp.pod
         message = message or status.message
         self._report(pod, status, message)
+        if nomination is not None and not pod.node_name:
+            self._nominate(pod, nomination)
         is_error = status.code is Code.ERROR
         if pod.node_name:
             self.queue.done(qp.key)
@@ -638,6 +694,16 @@ class Scheduler:
                                unschedulable_by=[status.plugin] if status.plugin else None)
         self._attempt_ended(pod, RESULT_ERROR if is_error else RESULT_UNSCHEDULABLE, None,
                             message, started)
+
+    def _nominate(self, pod: PodInfo, node: str) -> None:
+        """Nominate ``pod`` to ``node`` ("": no node), in the engine and in its status."""
+        if node:
+            self.nominated[pod.key] = (node, pod)
+        else:
+            self.nominated.pop(pod.key, None)
+        if pod.nominated_node != node:
+            with contextlib.suppress(BackendError):  # deleted meanwhile: its event follows
+                self.backend.set_nominated_node(pod, node or None)
 
     def bound(self, pod: PodInfo, node: str, *, started: float,
               counters: Sequence[tuple[str, float]] = ()) -> None:

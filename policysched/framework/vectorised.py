@@ -241,14 +241,17 @@ class NodeEvaluator:
         """``Evaluator.find_feasible`` with every node filtered at once: the same nodes in
         the same order as the scalar tier's search (the first ``wanted`` feasible)."""
         first, errors, status_of = self.filter(fwk, state, snapshot)
-        overrides: dict[int, Status] = {}  # room promised to preemptors counts as taken
+        # room promised to preemptors counts as taken: a node failing with its nominated
+        # pods fails (``filter_with_nominated``); passing, the pass without them decides
+        overrides: dict[int, Status] = {}
         if nominated:
             plan = fwk.filter_plan(state)
             for name, others in nominated.items():
                 node = snapshot.node(name)
                 if node is not None:
-                    overrides[snapshot.index[name]] = fwk.run_filter(
-                        state, with_pods(node, others), plan=plan)
+                    status = fwk.run_filter(state, with_pods(node, others), plan=plan)
+                    if not status.is_success:
+                        overrides[snapshot.index[name]] = status
         ok, failed = first[order] < 0, errors[order]
         for row, status in overrides.items():
             ok[order == row] = status.is_success

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 EventKind = Literal["ADDED", "MODIFIED", "DELETED"]
 Resource = Literal["Node", "Pod", "PodGroup", "Namespace", "Service", "ReplicationController",
-                   "ReplicaSet", "StatefulSet"]
+                   "ReplicaSet", "StatefulSet", "PodDisruptionBudget"]
 EventType = Literal["Normal", "Warning"]
 ConditionStatus = Literal["True", "False", "Unknown"]
 

@@ -34,6 +34,9 @@ DEFAULT_SCHEDULER = "default-scheduler"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+# the condition kube-scheduler's preemption puts on a victim before deleting it
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 Resources = dict[str, int]
 HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
@@ -366,9 +369,23 @@ class PodInfo:
     limits: Resources
     host_ports: tuple[HostPort, ...]
     group: str | None  # the pod-group label's value
-    nominated_node: str
-    deleting: bool
+    nominated_node: str  # status.nominatedNodeName
+    deleting: bool  # metadata.deletionTimestamp is set
     terminated: bool  # phase Succeeded or Failed: no longer uses its node
+    start_time: int | None = None  # status.startTime (Unix seconds), None before it started
+
+    @property
+    def preempted(self) -> bool:
+        """Terminating because kube-scheduler's preemption evicted it (kube's
+        podTerminatingByPreemption): deleting, with a DisruptionTarget condition True whose
+        reason is PreemptionByScheduler."""
+        if not self.deleting:
+            return False
+        for condition in self.view["status"].get("conditions") or ():
+            if isinstance(condition, dict) and condition.get("type") == DISRUPTION_TARGET:
+                return (condition.get("status") == "True"
+                        and condition.get("reason") == PREEMPTION_BY_SCHEDULER)
+        return False
 
     @property
     def group_key(self) -> str | None:
@@ -532,6 +549,7 @@ def pod_info(
         nominated_node=_get_str(status, "nominatedNodeName", "status"),
         deleting=metadata.get("deletionTimestamp") is not None,
         terminated=phase in TERMINATED_PHASES,
+        start_time=_get_timestamp(status, "startTime", "status"),
     )
 
 

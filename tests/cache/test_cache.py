@@ -433,3 +433,35 @@ def test_pods_of_a_pod_group_are_counted_in_any_phase() -> None:
     snapshot = cache.snapshot()
     assert (snapshot.group_members("default/g"), snapshot.group_members("default/h"),
             snapshot.group_members("x/g")) == (1, 1, 1)
+
+
+# --------------------------------------------------------------------------- budgets
+
+
+def _budget(name: str, allowed: int, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"selector": {"matchLabels": labels}},
+            "status": {"disruptionsAllowed": allowed}}
+
+
+def test_disruption_budgets_are_kept_for_preemption() -> None:
+    """A snapshot has the budgets of its moment; a change of what preemption reads of one
+    renews the snapshot, anything else changes nothing; a malformed one is refused."""
+    cache = Cache()
+    budget = _budget("web", 1, app="web")
+    assert cache.apply(_event("ADDED", budget)).changed
+    before = cache.snapshot()
+    assert [(b.key, b.disruptions_allowed) for b in before.disruption_budgets] == [
+        ("shop/web", 1)]
+    budget["status"]["currentHealthy"] = 3
+    assert not cache.apply(_event("MODIFIED", budget)).changed
+    assert cache.snapshot() is before
+    budget["status"]["disruptionsAllowed"] = 0
+    assert cache.apply(_event("MODIFIED", budget)).changed
+    assert [b.disruptions_allowed for b in cache.snapshot().disruption_budgets] == [0]
+    assert [b.disruptions_allowed for b in before.disruption_budgets] == [1]
+    with pytest.raises(ObjectError):
+        cache.apply(_event("ADDED", {**_budget("bad", 0), "spec": {"selector": 1}}))
+    assert cache.apply(_event("DELETED", budget)).changed
+    assert cache.snapshot().disruption_budgets == ()

@@ -11,7 +11,7 @@ from policysched.cluster.cluster_file import (
     parse_cluster,
     start_time,
 )
-from policysched.model.objects import parse_timestamp
+from policysched.model.objects import parse_timestamp, pod_info
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -223,3 +223,33 @@ metadata: {name: s, namespace: other}
         "document 7 (Service other/s): duplicate Service other/s (first defined in "
         "document 6)",
     ]
+
+
+def test_disruption_budgets_nominations_and_deletions_are_read() -> None:
+    """PodDisruptionBudgets (policy/v1) are cluster objects; a malformed one is reported;
+    a pending pod's status.nominatedNodeName and a pod's deletionTimestamp are kept."""
+    text = """
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+status: {disruptionsAllowed: 0}
+---
+kind: Pod
+metadata: {name: p, deletionTimestamp: "2024-01-01T00:00:00Z"}
+spec: {containers: [{name: c}]}
+status: {nominatedNodeName: n1}
+"""
+    objects = parse_cluster(text)
+    assert [o["kind"] for o in objects] == ["PodDisruptionBudget", "Pod"]
+    pod = pod_info(objects[1])
+    assert (pod.nominated_node, pod.deleting) == ("n1", True)
+    with pytest.raises(ClusterFileError) as caught:
+        parse_cluster("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\n"
+                      "metadata: {name: a}\n---\nkind: PodDisruptionBudget\n"
+                      "metadata: {name: b}\nspec: {selector: {matchLabels: {app: 1}}}\n")
+    assert [str(p) for p in caught.value.problems] == [
+        "document 1 (PodDisruptionBudget default/a): apiVersion: PodDisruptionBudget must "
+        'have apiVersion "policy/v1", not "policy/v1beta1"',
+        "document 2 (PodDisruptionBudget default/b): spec.selector: matchLabels.app: must be "
+        "a string, not an integer"]

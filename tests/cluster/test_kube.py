@@ -50,18 +50,18 @@ _PATH = re.compile(
 
 
 _NAMESPACED = ("pods", "podgroups", "events", "services", "replicationcontrollers",
-               "replicasets", "statefulsets")
+               "replicasets", "statefulsets", "poddisruptionbudgets")
 
 
 class FakeApiServer:
-    """An in-memory API server for nodes, pods, podgroups, events, namespaces and the
-    workloads that select pods."""
+    """An in-memory API server for nodes, pods, podgroups, events, namespaces, the
+    workloads that select pods and PodDisruptionBudgets."""
 
     def __init__(self, podgroups: bool = False, page_size: int | None = None) -> None:
         self.store: dict[str, dict[str, dict[str, Any]]] = {
             "nodes": {}, "pods": {}, "podgroups": {}, "events": {}, "namespaces": {},
             "services": {}, "replicationcontrollers": {}, "replicasets": {},
-            "statefulsets": {}}
+            "statefulsets": {}, "poddisruptionbudgets": {}}
         self.podgroups = podgroups
         self.page_size = page_size
         self.rv = 100
@@ -664,7 +664,7 @@ def test_an_outage_is_logged_once_per_client_not_per_retry(
     server.put("pods", pod("after"))
     collect(backend, lambda es: any(e.obj["metadata"]["name"] == "after" for e in es),
             timeout=10)
-    informers = [backend.nodes, backend.pods, *backend.selecting]
+    informers = [backend.nodes, backend.pods, *backend.selecting, backend.budgets]
     wait_for(lambda: not any(i.connection.failing for i in informers), timeout=15)
     backend.bind(info(server, "after"), "n1")
     backend.record_event(info(server, "after"), "Normal", "Scheduled", "m")
@@ -673,6 +673,7 @@ def test_an_outage_is_logged_once_per_client_not_per_retry(
     clients = (km.CONNECTION_INFORMER.format(resource="Node"),
                km.CONNECTION_INFORMER.format(resource="Pod"),
                *(km.CONNECTION_INFORMER.format(resource=i.name) for i in backend.selecting),
+               km.CONNECTION_INFORMER.format(resource="PodDisruptionBudget"),
                km.CONNECTION_EVENTS, km.CONNECTION_POD_WRITES)
     assert sorted(w.split(":")[0] for w in warnings) == sorted(clients), warnings
     assert all("lost connection to the API server" in w for w in warnings), warnings
@@ -998,50 +999,57 @@ def test_nominated_node_and_metadata_patches(server: FakeApiServer,
     assert stored is not None and stored["metadata"]["labels"] == {"team": "a"}
 
 
-def test_evict_uses_the_eviction_subresource(server: FakeApiServer,
-                                             backend: KubeBackend) -> None:
+def test_evict_marks_then_deletes_the_pod_as_kube_scheduler(server: FakeApiServer,
+                                                           backend: KubeBackend) -> None:
+    """kube-scheduler's preemption: a DisruptionTarget condition, then a plain delete —
+    never the Eviction API, which a PodDisruptionBudget could refuse."""
     server.put("pods", pod("victim", node_name="n1"))
     started(backend)
     victim = info(server, "victim")
-    backend.evict(victim, "Preempted by pod u1 on node n1")
-    method, path, body = changes(server)[-1]
-    assert (method, path) == ("POST", "/api/v1/namespaces/default/pods/victim/eviction")
-    assert body["kind"] == "Eviction" and body["apiVersion"] == "policy/v1"
-    assert body["deleteOptions"]["preconditions"] == {"uid": victim.uid}
-    assert server.get("pods", "default/victim") is None
-    backend.events.close()
-    event = next(b for m, p, b in server.requests if p.endswith("/events"))
-    assert (event["type"], event["reason"], event["action"]) == (
-        "Normal", "Preempted", "Preempting")
-    assert event["note"] == "Preempted by pod u1 on node n1"
-
-
-def test_evict_refused_by_a_pdb_raises(server: FakeApiServer, backend: KubeBackend) -> None:
-    server.put("pods", pod("victim", node_name="n1"))
-    started(backend)
-    server.fail("POST", "eviction", 429, "TooManyRequests",
-                "Cannot evict pod as it would violate the pod's disruption budget.",
-                [{"type": "DisruptionBudget", "message": "needs 2 healthy pods"}])
-    with pytest.raises(BackendError, match="disruption budget"):
-        backend.evict(info(server, "victim"), "m")
-    assert server.get("pods", "default/victim") is not None
-
-
-def test_evict_falls_back_to_delete(server: FakeApiServer, backend: KubeBackend) -> None:
-    server.put("pods", pod("victim", node_name="n1"))
-    started(backend)
-    victim = info(server, "victim")
-    server.fail("POST", "eviction", 403, "Forbidden", "cannot create pods/eviction")
-    backend.evict(victim, "Preempted by pod u1 on node n1")
-    calls = [(m, p) for m, p, _ in changes(server)[-3:]]
-    assert calls == [("POST", "/api/v1/namespaces/default/pods/victim/eviction"),
-                     ("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
+    backend.evict(victim, "policysched: preempting to accommodate a higher priority pod")
+    calls = [(m, p) for m, p, _ in changes(server)[-2:]]
+    assert calls == [("PATCH", "/api/v1/namespaces/default/pods/victim/status"),
                      ("DELETE", "/api/v1/namespaces/default/pods/victim")]
     condition = changes(server)[-2][2]["status"]["conditions"][0]
-    assert (condition["type"], condition["reason"]) == ("DisruptionTarget",
-                                                        "PreemptionByScheduler")
+    assert (condition["type"], condition["status"], condition["reason"],
+            condition["message"]) == (
+        "DisruptionTarget", "True", "PreemptionByScheduler",
+        "policysched: preempting to accommodate a higher priority pod")
     assert changes(server)[-1][2]["preconditions"] == {"uid": victim.uid}
     assert server.get("pods", "default/victim") is None
+    assert not any(p.endswith("/eviction") for _, p, _ in server.requests)
+
+
+def test_evict_does_not_mark_a_pod_marked_already(server: FakeApiServer,
+                                                  backend: KubeBackend) -> None:
+    """kube patches the condition only when it changes (UpdatePodCondition)."""
+    marked = pod("victim", node_name="n1")
+    marked["status"] = {"conditions": [{
+        "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+        "message": "m"}]}
+    server.put("pods", marked)
+    started(backend)
+    backend.evict(info(server, "victim"), "m")
+    assert [(m, p) for m, p, _ in changes(server)[-1:]] == [
+        ("DELETE", "/api/v1/namespaces/default/pods/victim")]
+
+
+def test_disruption_budgets_are_watched(server: FakeApiServer, backend: KubeBackend) -> None:
+    """PodDisruptionBudgets are listed and watched; an update that changes nothing
+    preemption reads (its minAvailable, its other status fields) is not emitted."""
+    budget = {"metadata": {"name": "web"}, "spec": {
+        "minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+        "status": {"disruptionsAllowed": 1, "currentHealthy": 2}}
+    server.put("poddisruptionbudgets", budget)
+    events = started(backend)
+    assert summary(events) == [("ADDED", "PodDisruptionBudget", "web")]
+    assert events[0].obj["apiVersion"] == "policy/v1"
+    server.put("poddisruptionbudgets", {**budget, "status": {"disruptionsAllowed": 1,
+                                                             "currentHealthy": 3}})
+    wait_for(lambda: backend.budgets.suppressed == 1)
+    server.put("poddisruptionbudgets", {**budget, "status": {"disruptionsAllowed": 0}})
+    events = collect(backend, lambda es: len(es) >= 1)
+    assert summary(events) == [("MODIFIED", "PodDisruptionBudget", "web")]
 
 
 def test_events_are_written_like_kube_scheduler(server: FakeApiServer,

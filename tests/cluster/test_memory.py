@@ -141,6 +141,22 @@ def test_evict_marks_and_deletes_the_victim() -> None:
         backend.evict(victim, "again")
 
 
+def test_disruption_budgets_are_objects_of_the_cluster() -> None:
+    """PodDisruptionBudgets are created before pods (preemption may read them at once),
+    validated, and delivered as events."""
+    budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+              "metadata": {"name": "web"},
+              "spec": {"selector": {"matchLabels": {"app": "web"}}},
+              "status": {"disruptionsAllowed": 1}}
+    backend = MemoryBackend([make_pod("p"), budget])
+    assert [(e.kind, e.resource) for e in backend.drain_events()] == [
+        ("ADDED", "PodDisruptionBudget"), ("ADDED", "Pod")]
+    with pytest.raises(ObjectError, match=r"spec\.selector"):
+        backend.add_object({**budget, "metadata": {"name": "bad"}, "spec": {"selector": 1}})
+    assert backend.delete_object("PodDisruptionBudget", "web")["status"] == {
+        "disruptionsAllowed": 1}
+
+
 def test_metadata_patches_merge_and_no_op_patches_are_silent() -> None:
     backend = MemoryBackend([make_pod("p", labels={"keep": "1", "drop": "x"})])
     backend.drain_events()

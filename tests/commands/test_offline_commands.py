@@ -22,13 +22,50 @@ def test_simulate_json_contract() -> None:
     assert result.exit_code == 0, result.output
     pods = json.loads(result.output)["pods"]
     assert pods and all(set(p) >= {"namespace", "name", "node", "boundAt", "attempts",
-                                   "message"} for p in pods)
+                                   "message", "nominatedNodeName", "victims"} for p in pods)
     by_name = {p["name"]: p for p in pods}
     assert by_name["delayed"]["boundAt"] == 15 and by_name["delayed"]["node"]
     assert by_name["too-big"]["node"] is None
     assert by_name["too-big"]["message"].startswith("0/4 nodes are available:")
     gang = [by_name[f"trainer-{i}"] for i in range(3)]
     assert all(p["node"] and p["boundAt"] == 0 for p in gang)
+
+
+PREEMPTION = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec: {nodeName: n1, priority: 0, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: high, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec:
+  schedulerName: policysched
+  priority: 100
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain, creationTimestamp: "2024-01-01T00:00:00Z"}
+spec: {schedulerName: policysched, containers: [{name: c}]}
+"""
+
+
+def test_simulate_json_has_the_nominated_node_and_the_victims(tmp_path: Path) -> None:
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(PREEMPTION)
+    result = CliRunner().invoke(main, ["simulate", "--cluster", str(cluster), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    by_name = {p["name"]: p for p in json.loads(result.output)["pods"]}
+    assert {k: by_name["high"][k] for k in ("node", "nominatedNodeName", "victims")} == {
+        "node": "n1", "nominatedNodeName": "n1", "victims": ["default/low"]}
+    assert (by_name["plain"]["nominatedNodeName"], by_name["plain"]["victims"]) == (None, [])
 
 
 def test_simulate_table() -> None:

@@ -21,10 +21,9 @@ ALLOWED = [
     ("watch", "", "pods", "", ""),
     ("get", "", "pods", "", "default"),
     ("patch", "", "pods", "", "default"),  # preBind labels/annotations
-    ("delete", "", "pods", "", "default"),  # preemption when eviction is refused
+    ("delete", "", "pods", "", "default"),  # preemption deletes its victims
     ("create", "", "pods", "binding", "default"),
     ("patch", "", "pods", "status", "default"),
-    ("create", "", "pods", "eviction", "default"),
     ("list", "", "nodes", "", ""),
     ("watch", "", "nodes", "", ""),
     ("get", "", "nodes", "", ""),
@@ -38,6 +37,8 @@ ALLOWED = [
     ("watch", "apps", "replicasets", "", ""),
     ("list", "apps", "statefulsets", "", ""),
     ("watch", "apps", "statefulsets", "", ""),
+    ("list", "policy", "poddisruptionbudgets", "", ""),
+    ("watch", "policy", "poddisruptionbudgets", "", ""),
     ("create", "events.k8s.io", "events", "", "default"),
     ("patch", "events.k8s.io", "events", "", "default"),
     ("create", "events.k8s.io", "events", "", NS),  # PolicyRejected on a ConfigMap
@@ -63,6 +64,7 @@ DENIED = [
     ("update", "", "pods", "", "default"),
     ("update", "", "pods", "status", "default"),
     ("create", "", "pods", "exec", "default"),
+    ("create", "", "pods", "eviction", "default"),  # preemption deletes, as kube-scheduler
     ("deletecollection", "", "pods", "", "default"),
     ("list", "", "configmaps", "", "default"),  # only the policy namespace
     ("update", "", "configmaps", "", NS),  # reads its policies, never writes them

@@ -216,13 +216,22 @@ def test_preemption_of_a_lower_priority_pod(scheduler: support.SchedulerProcess,
                                             admin_api: Any, namespace: str, make_node: Any,
                                             make_priority_class: Any) -> None:
     """A 1-CPU node holds a low-priority pod; a high-priority pod that only fits there
-    evicts it (Eviction API, Preempted event) and is bound in its place."""
+    deletes it (a DisruptionTarget condition, then a delete, a Preempted event) and is bound
+    in its place — though a PodDisruptionBudget allows no disruption of the victim: as
+    kube-scheduler, preemption weighs budgets but does not go through the Eviction API,
+    which would refuse."""
     small = make_node(support.unique("e2e-small"), cpu="1", labels={POOL: namespace})
     low = make_priority_class(support.unique("e2e-low"), 100)
     high = make_priority_class(support.unique("e2e-high"), 1000)
     in_pool = {POOL: namespace}
+    from kubernetes import client
+
+    client.PolicyV1Api(admin_api).create_namespaced_pod_disruption_budget(namespace, {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "keep-victim"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "victim"}}}})
     _create(admin_api, namespace, support.pod("victim", cpu="800m", priority_class=low,
-                                              node_selector=in_pool))
+                                              node_selector=in_pool, labels={"app": "victim"}))
     victim = _bound(admin_api, namespace, "victim")
     assert victim.spec.node_name == small
     started = time.monotonic()
@@ -233,8 +242,7 @@ def test_preemption_of_a_lower_priority_pod(scheduler: support.SchedulerProcess,
     preemptor = _bound(admin_api, namespace, "preemptor")
     figure("preemption: high-priority pod bound after", f"{time.monotonic() - started:.2f} s")
     assert preemptor.spec.node_name == small
-    from kubernetes import client
-
+    assert preemptor.status.nominated_node_name == small
     event = support.wait_for_event(
         client.EventsV1Api(admin_api), namespace,
         lambda e: e.reason == "Preempted" and e.regarding.name == "victim", BIND_TIMEOUT,
