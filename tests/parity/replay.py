@@ -43,21 +43,15 @@ def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> lis
 
 @dataclass
 class _Observed:
-    """What the engine decided for one pod, cycle by cycle."""
+    """The scores of the cycle that bound one pod."""
 
     key: str
-    nominated: str | None = None
-    first: bool = True
     scores: dict[str, int] | None = None
 
     def __call__(self, scheduler: Scheduler, fwk: Framework, state: CycleState, snapshot: object,
                  decision: Decision) -> None:
         if state.pod.key != self.key:
             return
-        if self.first:
-            self.first = False
-            nominated = scheduler.nominated.get(self.key)
-            self.nominated = nominated[0] if nominated else None
         if decision.node is not None:
             self.scores = {n: round(s) for n, s in decision.scores.items()}
 
@@ -81,9 +75,10 @@ class Replay:
         outcome = result.pod(key)
         message = next((e.message for e in result.backend.events
                         if e.pod == key and e.reason == FAILED_SCHEDULING), None)
-        victims = tuple(sorted(e.pod for e in result.backend.evictions))
-        node = outcome.node if outcome is not None else None
-        return Outcome(key, node, message, observed.nominated, victims,
+        if outcome is None:
+            return Outcome(key, note="not in the simulation's outcomes")
+        node = outcome.node
+        return Outcome(key, node, message, outcome.nominated_node, tuple(sorted(outcome.victims)),
                        observed.scores or {} if node else {})
 
     def scenario(self, scenario: Scenario, kube: Sequence[Outcome]) -> list[Outcome]:
