@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Protocol
 
-from ..cache.cache import Cache
+from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
 from ..model.objects import PodInfo
 from . import messages
@@ -71,6 +71,10 @@ class SchedulingCycle(Protocol):
 
     def observe(self, fwk: Framework, point: str, status: Status, seconds: float) -> None:
         """Report one run of an extension point."""
+        ...
+
+    def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
+        """The state to evaluate ``pod``'s rules with, against ``snapshot``, now."""
         ...
 
     def roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
@@ -233,11 +237,13 @@ class BindingCycle:
         self._release_ready()
 
     def _recheck_rules(self, waiting: WaitingPod) -> None:
-        node = self.cache.snapshot().node(waiting.node)
+        """The waiting pod's false rules, on the cluster and at the time as they are now."""
+        snapshot = self.cache.snapshot()
+        node = snapshot.node(waiting.node)
         if node is None:
             return
-        status, passed = waiting.fwk.run_waiting_rules(waiting.state, node,
-                                                       waiting.waits_on_rules())
+        state = self.scheduling.cycle_state(waiting.state.pod, snapshot)
+        status, passed = waiting.fwk.run_waiting_rules(state, node, waiting.waits_on_rules())
         if status.code is Code.ERROR:
             self._reject(waiting, status)
             return

@@ -16,7 +16,7 @@ PERMIT = ExtensionPoint.PERMIT
 
 def member(name: str, group: str = "train", min_member: int = 3, exists: bool = True,
            **kw: Any) -> dict[str, Any]:
-    pod_group = {"name": group if exists else "", "minMember": min_member if exists else 0,
+    pod_group = {"name": group, "minMember": min_member if exists else 0,
                  "scheduleTimeoutSeconds": 0}
     return pod(name, labels={LABEL: group}, pod_group=pod_group, **kw)
 
