@@ -283,7 +283,6 @@ class BindingCycle:
         """End a waiting pod's attempt with ``status`` and, as scheduler-plugins'
         Coscheduling Unreserve does, the attempts of its gangs' waiting members; the room
         they held is free again."""
-        self.waiting.remove(waiting.key)
         self._end_waits([(waiting, status), *self._gang_rejections(waiting)])
 
     def _gang_rejections(self, waiting: WaitingPod) -> list[tuple[WaitingPod, Status]]:

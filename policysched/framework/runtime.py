@@ -84,13 +84,12 @@ UNORDERED = _Unordered()
 class PermitWait:
     """A permit rule holding a pod (kube's pending permit plugin, with its own timer): a
     gang rule (``group`` "namespace/name" and ``min_member``) or a false ``onFalse: Wait``
-    rule (``reason``, its message)."""
+    rule."""
 
     rule: str  # policy/rule
     timeout: float  # seconds
     group: str | None = None
     min_member: int = 0
-    reason: str = ""
 
 
 class RuleError(Exception):
@@ -700,16 +699,12 @@ class Framework:
                     rule, rule.expression, act)
                 if value is True or value is IGNORED:
                     continue
-                reason = rule_message(rule, act)
                 if rule.on_false is not PermitOnFalse.WAIT:
-                    return unschedulable(rule.qualified_name, reason), waits
-                waits.append(PermitWait(rule.qualified_name, _permit_timeout(rule, act),
-                                        reason=reason))
+                    return unschedulable(rule.qualified_name, rule_message(rule, act)), waits
+                waits.append(PermitWait(rule.qualified_name, _permit_timeout(rule, act)))
             except RuleError as e:
                 return e.status, waits
-        if not waits:
-            return SUCCESS, waits
-        return Status(Code.WAIT, tuple(w.reason for w in waits if w.reason)), waits
+        return (Status(Code.WAIT) if waits else SUCCESS), waits
 
     def run_waiting_rules(self, state: CycleState, node: NodeInfo, pending: Iterable[str]
                           ) -> tuple[Status, list[str]]:
