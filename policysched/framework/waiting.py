@@ -110,13 +110,16 @@ class WaitingRoom:
             members.discard(key)
 
     def expired(self, now: float) -> list[tuple[WaitingPod, PermitWait]]:
-        """The pods a rule's time-out rejects at ``now``, each with that rule's wait."""
-        out = []
+        """The pods a rule's time-out rejects at ``now``, each with that rule's wait, the
+        earliest first (the first of a gang is rejected for its time-out, the others with
+        it)."""
+        due: list[tuple[WaitingPod, PendingRule]] = []
         for pod in self.pods.values():
             first = pod.first_deadline()
             if first is not None and first.deadline <= now:
-                out.append((pod, first.wait))
-        return out
+                due.append((pod, first))
+        due.sort(key=lambda entry: entry[1].deadline)  # stable: ties keep arrival order
+        return [(pod, first.wait) for pod, first in due]
 
     def next_deadline(self) -> float | None:
         deadlines = (p.first_deadline() for p in self.pods.values())
