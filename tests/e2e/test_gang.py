@@ -81,9 +81,13 @@ def test_a_timed_out_gang_releases_the_room_to_the_pod_it_kept_out(
     for i in range(2):
         _create(admin_api, namespace, support.pod(f"train-{i}", labels=member, cpu="1",
                                                   node_selector=in_pool))
+    # the gang's time-out runs from its first member's wait (the other may come a backoff
+    # later: its first attempt may have counted too few siblings)
+    scheduler.wait("a member waiting at permit",
+                   lambda: _permit_waits(scheduler) >= waits + 1, 30.0)
+    waiting_since = time.monotonic()
     scheduler.wait("the two members that fit waiting at permit",
                    lambda: _permit_waits(scheduler) >= waits + 2, 30.0)
-    waiting_since = time.monotonic()
     _create(admin_api, namespace, support.pod("held", cpu="2", node_selector=in_pool))
     _rejected(admin_api, namespace, "held", "Insufficient cpu")
     held = _bound(admin_api, namespace, "held", timeout=timeout + 30.0)
