@@ -524,6 +524,8 @@ class SchemaWalk:
             result = next((CEL_RESULTS[r] for r in refs if r in CEL_RESULTS), "")
             annotated = self.cel(path, field) if self.cel else None
             return annotated or ("CEL → " + result if result else "CEL")
+        if "anyOf" in resolved and "type" not in resolved:  # a number or a CEL expression
+            return " or ".join(self.type_text(b, path, field, link) for b in resolved["anyOf"])
         if "const" in resolved:
             return code(json.dumps(resolved["const"]))
         if "enum" in resolved:

@@ -2,12 +2,16 @@
 run to quiescence.
 
 Time jumps from one due event to the next (a backoff expiring, a ``retryAfter``, a permit
-time-out), so a 15 s delay costs no wall time. The run stops when nothing can change any
-more without an outside event: no pod is active, backing off, waiting for a retry time or
-waiting at permit — or when ``horizon`` simulated seconds have passed. A pod whose attempts
-fail with the same Error while nothing in the cluster changes is not retried on every
-backoff: it waits for a change, as an unschedulable pod does, and is reported unscheduled
-with that Error.
+time-out, the 5-minute flush of unschedulable pods), so a 15 s delay costs no wall time.
+The run stops when nothing can change any more without an outside event: no pod is active,
+backing off, waiting for a retry time or waiting at permit, and no unschedulable pod awaits
+a flush that might help it (``SchedulingQueue.next_helpful_flush``: the cluster changed
+since its latest attempt without moving it, as a bind does) — or when ``horizon``
+simulated seconds have passed. A flush that changes nothing is not waited for, so the run
+ends: a gang that times out, is flushed and times out again stops once nothing else moves.
+A pod whose attempts fail with the same Error while nothing in the cluster changes is not
+retried on every backoff: it waits for a change, as an unschedulable pod does, and is
+reported unscheduled with that Error.
 
 Progress (``on_progress``) counts the pending pods decided: bound, or given up for now
 (unschedulable, gated or unserved: waiting for a change no other pending pod may bring).
@@ -122,7 +126,8 @@ def simulate(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Fram
             report()
         wakeup = scheduler.next_wakeup()
         pending = scheduler.queue.pending()
-        busy = pending[ACTIVE] or pending[BACKOFF] or len(scheduler.waiting)
+        busy = (pending[ACTIVE] or pending[BACKOFF] or len(scheduler.waiting)
+                or scheduler.queue.next_helpful_flush() is not None)
         if wakeup is None or not busy or wakeup > start + horizon:
             break
         clock.advance_to(max(wakeup, clock.now()))

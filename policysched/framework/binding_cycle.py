@@ -16,17 +16,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
-from ..cache.cache import Cache
+from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
 from ..model.objects import PodInfo
 from . import messages
 from .backend import Backend, BindOutcome, BindRequest
 from .queue import QueuedPod
-from .runtime import CycleState, Framework
+from .runtime import CycleState, Framework, PermitWait
 from .status import Code, Status, error, unschedulable
-from .waiting import WaitingPod, WaitingRoom
+from .waiting import WaitingPod, WaitingRoom, waiting_pod
 
 
 @dataclass
@@ -73,6 +73,10 @@ class SchedulingCycle(Protocol):
         """Report one run of an extension point."""
         ...
 
+    def cycle_state(self, pod: PodInfo, snapshot: Snapshot) -> CycleState:
+        """The state to evaluate ``pod``'s rules with, against ``snapshot``, now."""
+        ...
+
     def roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
         """Unreserve and forget the assumption."""
         ...
@@ -85,6 +89,11 @@ class SchedulingCycle(Protocol):
     def bound(self, pod: PodInfo, node: str, *, started: float,
               counters: Sequence[tuple[str, float]] = ()) -> None:
         """End an attempt whose bind succeeded."""
+        ...
+
+    def released(self, attempts: Sequence[QueuedPod]) -> None:
+        """Pods assumed on a node were forgotten in their binding cycle, their attempts
+        ended: the room they held is free again (kube's AssignedPodDelete)."""
         ...
 
 
@@ -128,8 +137,7 @@ class BindingCycle:
         status, labels, annotations = fwk.run_pre_bind(state, node)
         self.scheduling.observe(fwk, "PreBind", status, time.perf_counter() - point_started)
         if not status.is_success:
-            self.scheduling.roll_back(fwk, state, node.name)
-            self.scheduling.fail(qp, status, rejection_message(status), started=started)
+            self._failed(qp, fwk, state, node.name, status, started)
             return
         self.scheduling.reach("Bind")
         request = BindRequest(pod, node.name, labels, annotations)
@@ -185,16 +193,25 @@ class BindingCycle:
         status = error("", messages.BIND_FAILED.format(reason=outcome.error))
         self.scheduling.observe(binding.fwk, "Bind", status, outcome.seconds)
         self.waiting.forget_pod(binding.state.pod.key)  # no longer counts toward its gangs
-        self.scheduling.roll_back(binding.fwk, binding.state, binding.node.name)
-        self.scheduling.fail(binding.qp, status, rejection_message(status),
-                             started=binding.started)
+        self._failed(binding.qp, binding.fwk, binding.state, binding.node.name, status,
+                     binding.started)
+
+    def _failed(self, qp: QueuedPod, fwk: Framework, state: CycleState, node_name: str,
+                status: Status, started: float) -> None:
+        """kube-scheduler's handleBindingCycleError: unreserve, forget the assumption, fail
+        the attempt, and move the unschedulable pods the room it held may help."""
+        self.scheduling.roll_back(fwk, state, node_name)
+        self.scheduling.fail(qp, status, rejection_message(status), started=started)
+        self.scheduling.released([qp])
 
     def drop(self, key: str) -> None:
-        """The pod was deleted: end its permit wait or its binding cycle (rolled back; the
-        outcome of its bind will be ignored); it no longer counts toward its gangs."""
+        """The pod was deleted: end its permit wait (and its gangs' waiting members') or its
+        binding cycle (rolled back; the outcome of its bind will be ignored); it no longer
+        counts toward its gangs."""
         waiting = self.waiting.remove(key)
         if waiting is not None:
             self.scheduling.roll_back(waiting.fwk, waiting.state, waiting.node)
+            self._end_waits(self._gang_rejections(waiting))  # its gangs go with it
         binding = self._in_flight.pop(key, None)
         if binding is not None:
             self.scheduling.roll_back(binding.fwk, binding.state, binding.node.name)
@@ -203,40 +220,42 @@ class BindingCycle:
     # -- permit's waiting room --------------------------------------------------------------
 
     def wait(self, qp: QueuedPod, fwk: Framework, state: CycleState, node: NodeInfo,
-             status: Status, gangs: list[tuple[Any, str, int]], *, started: float) -> None:
-        """Permit said Wait: the pod waits in the waiting room until released or
-        rejected."""
+             waits: Sequence[PermitWait], *, started: float) -> None:
+        """Permit said Wait: the pod waits in the waiting room until every rule that held
+        it allows it, or the first one's time-out rejects it."""
         now = self.backend.clock.now()
-        timeout = float(status.timeout or 0)
-        waiting = WaitingPod(qp, fwk, state, node.name, now + timeout, timeout,
-                             groups={group: minimum for _, group, minimum in gangs},
-                             rule_wait=bool(status.reasons), reason=status.message,
-                             started=started)
-        self.waiting.add(waiting)
+        self.waiting.add(waiting_pod(qp, fwk, state, node.name, waits, now, started))
         self._release_ready()
 
     def recheck_waiting(self) -> None:
         """Re-evaluate ``onFalse: Wait`` rules (the cluster or clock moved) and time-outs."""
         for waiting in list(self.waiting.pods.values()):
-            if waiting.rule_wait and waiting.key in self.waiting:
+            if waiting.waits_on_rules() and waiting.key in self.waiting:
                 self.scheduling.guarded(waiting_progress(waiting, "Permit"),
                                         partial(self._recheck_rules, waiting))
         self._expire_waiting()
         self._release_ready()
 
     def _recheck_rules(self, waiting: WaitingPod) -> None:
-        node = self.cache.snapshot().node(waiting.node)
+        """The waiting pod's false rules, on the cluster and at the time as they are now."""
+        snapshot = self.cache.snapshot()
+        node = snapshot.node(waiting.node)
         if node is None:
             return
-        status = waiting.fwk.run_waiting_rules(waiting.state, node)
-        if status.is_success:
-            waiting.rule_wait = False
-        elif status.code is Code.ERROR:
+        state = self.scheduling.cycle_state(waiting.state.pod, snapshot)
+        status, passed = waiting.fwk.run_waiting_rules(state, node, waiting.waits_on_rules())
+        if status.code is Code.ERROR:
             self._reject(waiting, status)
+            return
+        for rule in passed:
+            waiting.allow(rule)
 
     def _release_ready(self) -> None:
         for waiting in list(self.waiting.pods.values()):
-            if waiting.key in self.waiting and self.waiting.ready(waiting):
+            if waiting.key not in self.waiting:
+                continue
+            self.waiting.allow_gangs(waiting)
+            if not waiting.pending:
                 self.scheduling.guarded(waiting_progress(waiting, "PreBind"),
                                         partial(self._release, waiting))
 
@@ -244,29 +263,21 @@ class BindingCycle:
         self.waiting.remove(waiting.key)
         node = self.cache.snapshot().node(waiting.node)
         if node is None:
-            self.scheduling.roll_back(waiting.fwk, waiting.state, waiting.node)
-            self.scheduling.fail(waiting.qp, error("", messages.BIND_FAILED.format(
-                reason=f"node {waiting.node} is gone")), "", started=waiting.started)
+            status = error("", messages.BIND_FAILED.format(reason=f"node {waiting.node} is gone"))
+            self._failed(waiting.qp, waiting.fwk, waiting.state, waiting.node, status,
+                         waiting.started)
             return
         self.start(waiting.qp, waiting.fwk, waiting.state, node, started=waiting.started,
                    groups=tuple(waiting.groups))
 
     def _expire_waiting(self) -> None:
-        now = self.backend.clock.now()
-        for waiting in self.waiting.expired(now):
-            rejected = [waiting]
-            for group in waiting.groups:  # a gang is rejected together
-                rejected += [w for w in self.waiting.members(group) if w is not waiting]
-            for pod in rejected:
-                if pod.key not in self.waiting:
-                    continue
-                reason = messages.PERMIT_TIMEOUT.format(seconds=pod.timeout)
-                if pod is not waiting and waiting.groups:
-                    reason = messages.PERMIT_GROUP_REJECTED.format(
-                        group=", ".join(waiting.groups), reason=reason)
-                status = unschedulable(waiting.state.pod.key, reason)
-                self.scheduling.guarded(waiting_progress(pod, "Permit"),
-                                        partial(self._reject, pod, status))
+        """A pending rule's time-out passed: the pod is rejected (kube's words), and its
+        gangs' waiting members with it."""
+        for waiting, wait in self.waiting.expired(self.backend.clock.now()):
+            if waiting.key in self.waiting:
+                reason = messages.PERMIT_TIMEOUT.format(
+                    duration=messages.go_duration(wait.timeout), plugin=wait.rule)
+                self._reject(waiting, unschedulable(wait.rule, reason))
 
     def reject_waiting(self, key: str, status: Status) -> None:
         """End the permit wait of pod ``key`` with ``status`` (a preemption victim)."""
@@ -276,8 +287,32 @@ class BindingCycle:
                                     partial(self._reject, waiting, status))
 
     def _reject(self, waiting: WaitingPod, status: Status) -> None:
-        """End a waiting pod's attempt with ``status``."""
-        self.waiting.remove(waiting.key)
+        """End a waiting pod's attempt with ``status`` and, as scheduler-plugins'
+        Coscheduling Unreserve does, the attempts of its gangs' waiting members; the room
+        they held is free again."""
+        self._end_waits([(waiting, status), *self._gang_rejections(waiting)])
+
+    def _gang_rejections(self, waiting: WaitingPod) -> list[tuple[WaitingPod, Status]]:
+        """The waiting members of ``waiting``'s gangs, each with its rejection (named after
+        its own gang rule)."""
+        out = []
+        for sibling in self.waiting.siblings(waiting):
+            rule = next(w.rule for g, w in sibling.groups.items() if g in waiting.groups)
+            out.append((sibling, unschedulable(rule, messages.PERMIT_GANG_REJECTED)))
+        return out
+
+    def _end_waits(self, rejected: Sequence[tuple[WaitingPod, Status]]) -> None:
+        """End these waits, each attempt with its status; then the room they held is free
+        (one move of the unschedulable pods for them all, none of them moved)."""
+        for pod, _ in rejected:
+            self.waiting.remove(pod.key)
+        for pod, status in rejected:
+            self.scheduling.guarded(waiting_progress(pod, "Permit"),
+                                    partial(self._end_waiting, pod, status))
+        if rejected:
+            self.scheduling.released([pod.qp for pod, _ in rejected])
+
+    def _end_waiting(self, waiting: WaitingPod, status: Status) -> None:
         self.scheduling.roll_back(waiting.fwk, waiting.state, waiting.node)
         self.scheduling.fail(waiting.qp, status, rejection_message(status),
                              started=waiting.started)

@@ -21,6 +21,8 @@ from .waiting import WaitingRoom
 
 # objects whose changes change what pods select (namespace selectors, DefaultSelector)
 _SELECTING_OBJECTS = frozenset({NAMESPACE, *WORKLOAD_KINDS})
+# objects whose every change may help pods: nodes, and PodGroups (Coscheduling's hint)
+_MOVING_OBJECTS = frozenset({"Node", "PodGroup"})
 
 
 @dataclass
@@ -59,7 +61,8 @@ class EventHandlers:
         except ObjectError as e:
             self.unserved[str(event.obj.get("metadata", {}).get("name", "?"))] = str(e)
             return
-        if event.resource == "Node" or (event.resource in _SELECTING_OBJECTS and change.changed):
+        if event.resource in _MOVING_OBJECTS or (event.resource in _SELECTING_OBJECTS
+                                                 and change.changed):
             self.queue.move_all(f"{event.resource}{event.kind.title()}")
             return
         if event.resource != "Pod":

@@ -40,8 +40,10 @@ SCORE_OUT_OF_RANGE = "returns an invalid score {score} on node {node}, it should
 SCORE_NOT_FINITE = "returns an invalid score {score} on node {node}, it should be a finite number"
 SKIP_DELETING = "skip schedule deleting pod: {pod}"
 PROFILE_UNKNOWN = "pod {pod} names schedulerName {name}, which no profile serves"
-PERMIT_TIMEOUT = "rejected due to timeout after waiting {seconds:g}s at permit"
-PERMIT_GROUP_REJECTED = "pod group {group} rejected: {reason}"
+# kube-scheduler's words (framework runtime, waitingPod's timer), the plugin a policy/rule
+PERMIT_TIMEOUT = "rejected due to timeout after waiting {duration} at plugin {plugin}"
+# scheduler-plugins' Coscheduling Unreserve: a gang's other waiting members
+PERMIT_GANG_REJECTED = "rejection in Unreserve"
 RESERVE_LIMIT = "counter {counter} would reach {value:g}, over its limit {limit:g}"
 BIND_FAILED = "binding rejected: {reason}"
 MATCH_ERROR = "policy {policy}: {field} `{text}`: {error}"
@@ -82,6 +84,18 @@ def fit_error(total: int, reasons: Iterable[str], pre_filter_message: str = "",
             text += f" {', '.join(histogram)}."
     if post_filter_message:
         text += f" {post_filter_message}"
+    return text
+
+
+def go_duration(seconds: float) -> str:
+    """``seconds`` (>= 0) as Go prints a time.Duration: ``3s``, ``1m0s``, ``1h2m3s``."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:g}s"
+    if hours or minutes:
+        text = f"{int(minutes)}m{text}"
+    if hours:
+        text = f"{int(hours)}h{text}"
     return text
 
 # --- aggregates ----------------------------------------------------------------------------

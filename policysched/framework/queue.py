@@ -59,6 +59,7 @@ UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 FORCE_ACTIVATE = "ForceActivate"
 GATE_RECHECK = "GateRecheck"
 ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
+ASSIGNED_POD_DELETE = "AssignedPodDelete"  # an assumed pod forgotten in its binding cycle
 POLICY_SET_CHANGE = "PolicySetChange"  # hot reload: any pod may have become schedulable
 
 
@@ -96,7 +97,7 @@ class QueuedPod:
     gate_recheck_at: float | None = None  # explicit re-check time asked by the gate
     unschedulable_by: frozenset[str] = frozenset()  # policy/rule names that rejected it
     last_error: str | None = None  # the latest attempt's Error message (None: no Error)
-    moves_at_error: int = 0  # the queue's move count when that Error was handed back
+    changes_at_failure: int = 0  # cluster changes counted when its latest attempt failed
     queue: str = ""  # where it is now: one of PENDING_QUEUES or IN_FLIGHT
     _seq: int = field(default=0, init=False, repr=False)  # placement number (heap validity)
     _updated_in_cycle: bool = field(default=False, init=False, repr=False)
@@ -194,7 +195,7 @@ class SchedulingQueue:
         self._placements = itertools.count(1)
         self._cycle = 0
         self._move_request_cycle = -1
-        self._moves = 0  # cluster changes so far (move_all, wake_parked)
+        self._changes = 0  # cluster changes so far (move_all, wake_parked)
         self._parked: dict[str, int] = {}  # parked for a repeated Error → placement number
         self.incoming: Counter[tuple[str, str]] = Counter()
         """(queue, event) → pods that entered that queue because of that event."""
@@ -346,9 +347,9 @@ class SchedulingQueue:
         qp.backoff_until = now + self.backoff_duration(qp.attempts)
         event = SCHEDULE_ATTEMPT_FAILURE
         repeated = (error and error_message is not None and qp.last_error == error_message
-                    and qp.moves_at_error == self._moves)
+                    and qp.changes_at_failure == self._changes)
         qp.last_error = error_message if error else None
-        qp.moves_at_error = self._moves
+        qp.changes_at_failure = self._changes
         if repeated and self.park_repeated_errors:
             self._place_unschedulable(qp, event)
             self._parked[qp.key] = qp._seq
@@ -377,17 +378,21 @@ class SchedulingQueue:
                  is_relevant: Callable[[QueuedPod], bool] | None = None) -> int:
         """A cluster event that may make pods schedulable: unschedulable pods for which
         ``is_relevant`` holds (all when None) go to backoffQ if still backing off, else to
-        activeQ; relevant gated pods re-run the gate. Pods waiting for a rule's retry time
-        stay (the rule said when). Records the move request so that pods in flight go to
-        backoffQ, not unschedulable, if they fail. Returns how many pods moved."""
+        activeQ; relevant gated pods re-run the gate. The others stay: the event changed
+        nothing they depend on (it is no change they missed, see ``next_helpful_flush``).
+        Pods waiting for a rule's retry time stay (the rule said when). Records the move
+        request so that pods in flight go to backoffQ, not unschedulable, if they fail.
+        Returns how many pods moved."""
         now = self._clock()
         self._move_request_cycle = self._cycle
-        self._moves += 1
+        self._changes += 1
         moved = 0
         for qp in list(self._members[UNSCHEDULABLE].values()):
             if is_relevant is None or is_relevant(qp):
                 self._move_to_backoff_or_active(qp, now, event)
                 moved += 1
+            else:
+                qp.changes_at_failure = self._changes
         for qp in list(self._members[GATED].values()):
             if (is_relevant is None or is_relevant(qp)) and self._admit(qp, now, event):
                 moved += 1
@@ -398,7 +403,7 @@ class SchedulingQueue:
         which kube-scheduler's queueing hints may also act on): it ends "nothing changed"
         for repeated Errors, and the pods parked for one are retried (backoffQ or
         activeQ). Returns how many moved."""
-        self._moves += 1
+        self._changes += 1
         now = self._clock()
         moved = 0
         parked, self._parked = self._parked, {}
@@ -488,6 +493,18 @@ class SchedulingQueue:
         ]
         known = [t for t in times if t is not None]
         return min(known) if known else None
+
+    def next_helpful_flush(self) -> float | None:
+        """The earliest unschedulable time-out of a pod that a cluster change since its
+        latest attempt left where it was (``wake_parked``: a pod bound or finished), None
+        if there is none. That flush might help: something the pod may depend on changed.
+        For the other unschedulable pods nothing did, and the flush would retry them in
+        vain (time alone does not count: a rule that depends on time says when with
+        ``retryAfter``)."""
+        deadlines = [qp.timestamp + self.max_unschedulable_duration
+                     for qp in self._members[UNSCHEDULABLE].values()
+                     if qp.changes_at_failure < self._changes]
+        return min(deadlines, default=None)
 
     # ------------------------------------------------------------------ internals
 

@@ -23,6 +23,7 @@ from ..cache.node_info import NodeInfo
 from ..cel import CelError
 from ..model.objects import PodInfo
 from ..policy.model import (
+    DEFAULT_PERMIT_TIMEOUT,
     BindRule,
     CelExpression,
     ExtensionPoint,
@@ -44,6 +45,7 @@ from . import aggregates, messages
 from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
 
 MAX_NODE_SCORE = 100
+MAX_PERMIT_WAIT = 900  # seconds: kube-scheduler cuts a permit wait to 15 minutes (maxTimeout)
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,18 @@ class _Unordered:
 
 
 UNORDERED = _Unordered()
+
+
+@dataclass(frozen=True)
+class PermitWait:
+    """A permit rule holding a pod (kube's pending permit plugin, with its own timer): a
+    gang rule (``group`` "namespace/name" and ``min_member``) or a false ``onFalse: Wait``
+    rule."""
+
+    rule: str  # policy/rule
+    timeout: float  # seconds
+    group: str | None = None
+    min_member: int = 0
 
 
 class RuleError(Exception):
@@ -663,11 +677,11 @@ class Framework:
     # -- permit -------------------------------------------------------------------------
 
     def run_permit(self, state: CycleState, node: NodeInfo
-                   ) -> tuple[Status, list[tuple[PermitRule, str, int]]]:
-        """Allow (Success), deny (Unschedulable) or hold (Wait with the shortest timeout).
-        Also the gang rules that apply: (rule, group name, minMember)."""
-        wait: Status | None = None
-        gangs: list[tuple[PermitRule, str, int]] = []
+                   ) -> tuple[Status, list[PermitWait]]:
+        """Allow (Success), deny (Unschedulable) or hold (Wait, with the rules that hold
+        the pod: its gangs and its ``onFalse: Wait`` rules that are false, each with the
+        time-out it evaluated to)."""
+        waits: list[PermitWait] = []
         for instance, rule, _ in self._applicable(state, ExtensionPoint.PERMIT):
             assert isinstance(rule, PermitRule)
             act = self.node_activation(state, instance, node)
@@ -676,41 +690,41 @@ class Framework:
                     group = evaluate(rule, rule.group, act)
                     if isinstance(group, str) and group:
                         minimum = evaluate(rule, rule.min_member, act)
-                        gangs.append((rule, f"{state.pod.view['namespace']}/{group}",
-                                      int(minimum) if isinstance(minimum, int) else 1))
-                        wait = _shorter(wait, Status(Code.WAIT, (), rule.qualified_name,
-                                                     timeout=rule.timeout_seconds))
+                        waits.append(PermitWait(
+                            rule.qualified_name, _permit_timeout(rule, act),
+                            f"{state.pod.view['namespace']}/{group}",
+                            int(minimum) if isinstance(minimum, int) else 1))
                     continue
                 value = True if rule.expression is None else evaluate(
                     rule, rule.expression, act)
+                if value is True or value is IGNORED:
+                    continue
+                if rule.on_false is not PermitOnFalse.WAIT:
+                    return unschedulable(rule.qualified_name, rule_message(rule, act)), waits
+                waits.append(PermitWait(rule.qualified_name, _permit_timeout(rule, act)))
             except RuleError as e:
-                return e.status, gangs
-            if value is True or value is IGNORED:
-                continue
-            reason = rule_message(rule, act)
-            if rule.on_false is PermitOnFalse.WAIT:
-                wait = _shorter(wait, Status(Code.WAIT, (reason,), rule.qualified_name,
-                                             timeout=rule.timeout_seconds))
-                continue
-            return unschedulable(rule.qualified_name, reason), gangs
-        return (wait or SUCCESS), gangs
+                return e.status, waits
+        return (Status(Code.WAIT) if waits else SUCCESS), waits
 
-    def run_waiting_rules(self, state: CycleState, node: NodeInfo) -> Status:
-        """Re-evaluation of the non-gang ``onFalse: Wait`` rules of a waiting pod: Success
-        when all pass, Wait while one does not, or an Error."""
+    def run_waiting_rules(self, state: CycleState, node: NodeInfo, pending: Iterable[str]
+                          ) -> tuple[Status, list[str]]:
+        """Re-evaluation of a waiting pod's ``onFalse: Wait`` rules named in ``pending``
+        (gang rules are the waiting room's): the ones that now pass, or an Error."""
+        names = set(pending)
+        passed: list[str] = []
         try:
             for instance, rule, _ in self._applicable(state, ExtensionPoint.PERMIT):
                 assert isinstance(rule, PermitRule)
-                if rule.group is not None or rule.on_false is not PermitOnFalse.WAIT:
+                if rule.qualified_name not in names or rule.group is not None:
                     continue
                 act = self.node_activation(state, instance, node)
                 value = True if rule.expression is None else evaluate(
                     rule, rule.expression, act)
-                if value is not True and value is not IGNORED:
-                    return Status(Code.WAIT, (), rule.qualified_name)
+                if value is True or value is IGNORED:
+                    passed.append(rule.qualified_name)
         except RuleError as e:
-            return e.status
-        return SUCCESS
+            return e.status, passed
+        return SUCCESS, passed
 
     # -- preBind / bind / postBind ------------------------------------------------------------
 
@@ -841,10 +855,19 @@ def _rejected(rule: Rule, act: Mapping[str, Any]) -> Status:
     return unschedulable(rule.qualified_name, rule_message(rule, act))
 
 
-def _shorter(current: Status | None, new: Status) -> Status:
-    if current is None or (new.timeout or 0) < (current.timeout or 0):
-        return new
-    return current
+def _permit_timeout(rule: PermitRule, act: Mapping[str, Any]) -> float:
+    """The seconds ``rule`` may hold the pod: its number, or its expression's value (the
+    default under ``failurePolicy: Ignore``), cut to ``MAX_PERMIT_WAIT``; 0 or less times
+    out at once. Raises ``RuleError``."""
+    timeout = rule.timeout_seconds
+    if isinstance(timeout, CelExpression):
+        value = evaluate(rule, timeout, act)
+        if value is IGNORED:
+            return float(DEFAULT_PERMIT_TIMEOUT)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise RuleError(wrong_result(rule, timeout, "int", value))
+        timeout = value
+    return float(min(max(timeout, 0), MAX_PERMIT_WAIT))
 
 
 def score_not_finite(rule: ScoreRule, node: str, value: float) -> Status:

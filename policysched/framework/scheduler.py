@@ -52,7 +52,14 @@ from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, wai
 from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, filter_with_nominated
 from .event_handlers import EventHandlers, PodRecord
 from .preemption import Candidate, PreemptionInputs, preempt
-from .queue import IN_FLIGHT, POLICY_SET_CHANGE, GateRejection, QueuedPod, SchedulingQueue
+from .queue import (
+    ASSIGNED_POD_DELETE,
+    IN_FLIGHT,
+    POLICY_SET_CHANGE,
+    GateRejection,
+    QueuedPod,
+    SchedulingQueue,
+)
 from .runtime import UNORDERED, CycleState, Framework
 from .status import SUCCESS, Code, Status, error, unschedulable
 from .vectorised import NodeEvaluator
@@ -358,14 +365,14 @@ class Scheduler:
             return
 
         point_started = self.reach("Permit")
-        status, gangs = fwk.run_permit(state, node)
+        status, waits = fwk.run_permit(state, node)
         self._observe(fwk, "Permit", status, point_started)
         if status.is_rejection or status.code is Code.ERROR:
             self.roll_back(fwk, state, node.name)
             self.fail(qp, status, rejection_message(status), started=started)
             return
         if status.code is Code.WAIT:
-            self.binding_cycle.wait(qp, fwk, state, node, status, gangs, started=started)
+            self.binding_cycle.wait(qp, fwk, state, node, waits, started=started)
             return
         self.binding_cycle.start(qp, fwk, state, node, started=started)
 
@@ -704,6 +711,18 @@ class Scheduler:
         if pod.nominated_node != node:
             with contextlib.suppress(BackendError):  # deleted meanwhile: its event follows
                 self.backend.set_nominated_node(pod, node or None)
+
+    def released(self, attempts: Sequence[QueuedPod]) -> None:
+        """Pods assumed on a node were forgotten in their binding cycle (a permit wait
+        rejected, a failed preBind or bind), their attempts ended: kube-scheduler's
+        handleBindingCycleError treats it as an assigned pod's deletion and moves the
+        unschedulable pods that event may help, not these pods. Here they are the pods
+        tried while the room was held (an attempt begun after the first of these pods was
+        assumed); for the others the cluster is as they saw it."""
+        keys = {qp.key for qp in attempts}
+        held_since = min((qp.cycle for qp in attempts), default=0)
+        self.queue.move_all(ASSIGNED_POD_DELETE,
+                            lambda qp: qp.cycle > held_since and qp.key not in keys)
 
     def bound(self, pod: PodInfo, node: str, *, started: float,
               counters: Sequence[tuple[str, float]] = ()) -> None:

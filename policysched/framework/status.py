@@ -18,14 +18,12 @@ class Code(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Status:
     """``reasons`` are user-visible texts; ``plugin`` names ``policy/rule``;
-    ``retry_after`` (seconds) asks the queue to retry exactly then; ``timeout`` is a permit
-    wait's limit."""
+    ``retry_after`` (seconds) asks the queue to retry exactly then."""
 
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = ()
     plugin: str = ""
     retry_after: float | None = None
-    timeout: float | None = None
 
     @property
     def is_success(self) -> bool:

@@ -101,7 +101,9 @@ RULE_FIELDS: Mapping[ExtensionPoint, tuple[CelField, ...]] = {
         variables.RESERVE, counter=(STRING,), amount=(INT,), limit=(INT,)
     ),
     ExtensionPoint.UNRESERVE: _fields(variables.UNRESERVE),
-    ExtensionPoint.PERMIT: _fields(variables.PERMIT, group=(STRING,), minMember=(INT,)),
+    ExtensionPoint.PERMIT: _fields(
+        variables.PERMIT, group=(STRING,), minMember=(INT,), timeoutSeconds=(INT,)
+    ),
     ExtensionPoint.PRE_BIND: _fields(
         variables.PRE_BIND,
         labels=CelField("labels", variables.PRE_BIND, (STRING,), Shape.MAP),
@@ -303,7 +305,8 @@ class _PolicyCompiler:
         if not self.building or self.diagnostics:
             return None
         for key, value in rule.items():
-            if key == "name" or any(spec.key == key for spec in RULE_FIELDS[point]):
+            # a field that takes a number or an expression keeps a number as it is
+            if key == "name" or snake_case(key) in attributes:
                 continue
             attributes[snake_case(key)] = _ENUMS[key](value) if key in _ENUMS else value
         if point is ExtensionPoint.FILTER:

@@ -57,6 +57,9 @@ class Normalization(StrEnum):
     INVERSE = "inverse"
 
 
+DEFAULT_PERMIT_TIMEOUT = 60  # seconds: a permit rule's timeoutSeconds when not given
+
+
 class PermitOnFalse(StrEnum):
     DENY = "Deny"
     WAIT = "Wait"
@@ -171,10 +174,11 @@ class UnreserveRule(Rule):
 
 @dataclass(frozen=True, kw_only=True)
 class PermitRule(Rule):
-    """``group`` and ``min_member`` are set together (a gang rule)."""
+    """``group`` and ``min_member`` are set together (a gang rule). ``timeout_seconds`` is
+    a number, or an expression evaluated when the rule makes a pod wait."""
 
     on_false: PermitOnFalse = PermitOnFalse.DENY
-    timeout_seconds: int = 60
+    timeout_seconds: int | CelExpression = DEFAULT_PERMIT_TIMEOUT
     group: CelExpression | None = None
     min_member: CelExpression | None = None
 

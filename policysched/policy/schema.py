@@ -163,12 +163,32 @@ class _Translator:
             elif keyword == "oneOf" and len(present) > 1:
                 self.add((*path, present[1]), messages.ONLY_ONE_OF.format(fields=names), key=True)
             return
+        types = [t for t in map(self._branch_type, branches) if t is not None]
+        if len(types) == len(branches):  # alternatives by type (a number or an expression)
+            actual = json_type(error.instance)
+            matching = [i for i, t in enumerate(types) if _type_accepts(t, actual)]
+            if not matching:
+                wanted = " or ".join(dict.fromkeys(messages.JSON_TYPES[t] for t in types))
+                self.add(path, messages.WRONG_TYPE.format(
+                    subject=_subject(path), expected=wanted, actual=messages.JSON_TYPES[actual]))
+                return
+            for sub in error.context or ():
+                if sub.relative_schema_path and sub.relative_schema_path[0] == matching[0]:
+                    self.translate(sub)
+            return
         best = best_match(error.context) if error.context else None
         if best is None:
             self.add(path, messages.INVALID_VALUE.format(subject=_subject(path),
                                                          reason=error.message))
         else:
             self.translate(best)
+
+    def _branch_type(self, branch: Any) -> str | None:
+        """The one JSON type an alternative accepts (through ``$ref``s), or None."""
+        while isinstance(branch, dict) and "$ref" in branch and "type" not in branch:
+            branch = self.schema["$defs"].get(str(branch["$ref"]).rsplit("/", 1)[-1])
+        kind = branch.get("type") if isinstance(branch, dict) else None
+        return kind if isinstance(kind, str) else None
 
     def _value_message(self, path: Path, error: ValidationError, schema: dict[str, Any]) -> str:
         keyword, instance = error.validator, error.instance
@@ -207,6 +227,11 @@ class _Translator:
 
 def _only_required(branch: Any) -> bool:
     return isinstance(branch, dict) and set(branch) == {"required"} and len(branch["required"]) == 1
+
+
+def _type_accepts(expected: str, actual: str) -> bool:
+    """Whether a value of JSON type ``actual`` has JSON-Schema type ``expected``."""
+    return actual == expected or (expected == "number" and actual == "integer")
 
 
 def _closest(field: str, known: list[str]) -> str | None:

@@ -319,8 +319,8 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
     POD_GROUP_TYPE.name: {
         "name": "the PodGroup's name ('' for a pod of no group)",
         "minMember": "`spec.minMember` of the PodGroup (0 while it is unknown)",
-        "scheduleTimeoutSeconds": "`spec.scheduleTimeoutSeconds` of the PodGroup (0: the "
-                                  "permit rule's timeout)",
+        "scheduleTimeoutSeconds": "`spec.scheduleTimeoutSeconds` of the PodGroup (0 when "
+                                  "unset: the wait is then the plugin's default)",
     },
     OWNER_REFERENCE_TYPE.name: {
         "apiVersion": "the owner's API version",

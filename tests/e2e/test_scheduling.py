@@ -1,9 +1,9 @@
 """The built-in policies scheduling real pods on a real API server (KWOK nodes), through
 ``policysched run`` with its ServiceAccount identity: the articles' scenarios (seeds 000-003:
-the delay annotation, host ports, taints, node affinity, gang scheduling, preemption, the
-FailedScheduling event). Each scenario has its own namespace; the three cluster nodes are
-kwok-node-0/1/2 in zones a/b/c, 4 CPU each; a scenario that needs a node to itself creates
-one and deletes it after.
+the delay annotation, host ports, taints, node affinity, preemption, the FailedScheduling
+event; gang scheduling is in test_gang.py). Each scenario has its own namespace; the three
+cluster nodes are kwok-node-0/1/2 in zones a/b/c, 4 CPU each; a scenario that needs a node
+to itself creates one and deletes it after.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ pytestmark = pytest.mark.e2e
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 POOL = "e2e.policysched.io/pool"
-POD_GROUP = "scheduling.x-k8s.io/pod-group"
 BIND_TIMEOUT = 30.0  # seconds for a schedulable pod to be bound (normally well under 1 s)
 REJECT_TIMEOUT = 30.0  # … for an unschedulable pod to get its PodScheduled=False condition
 
@@ -153,60 +152,6 @@ def test_node_affinity(scheduler: support.SchedulerProcess, admin_api: Any,
     assert _message(pending) == (
         "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. "
         "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
-
-
-# ------------------------------------------------------------------------------ Coscheduling
-
-
-def _pod_group(api: Any, namespace: str, name: str, min_member: int) -> None:
-    from kubernetes import client
-
-    client.CustomObjectsApi(api).create_namespaced_custom_object(
-        "scheduling.x-k8s.io", "v1alpha1", namespace, "podgroups",
-        {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
-         "metadata": {"name": name}, "spec": {"minMember": min_member}})
-
-
-def test_gang_binds_only_when_all_members_exist(scheduler: support.SchedulerProcess,
-                                                admin_api: Any, namespace: str) -> None:
-    """A PodGroup of minMember 3: two members wait (pre-filter: not enough siblings), the
-    third makes all three bind together."""
-    _pod_group(admin_api, namespace, "gang", 3)
-    member = {POD_GROUP: "gang"}
-    for i in range(2):
-        _create(admin_api, namespace, support.pod(f"gang-{i}", labels=member))
-    # (the first attempt of gang-1 may still count 1 sibling; a retry sees both)
-    held = _rejected(admin_api, namespace, "gang-1", "current pods number: 2")
-    assert _message(held).startswith(
-        "0/3 nodes are available: pre-filter pod gang-1 cannot find enough sibling pods, "
-        "current pods number: 2, minMember of group: 3."), _message(held)
-    assert _node_of(admin_api, namespace, "gang-0") is None
-    _create(admin_api, namespace, support.pod("gang-2", labels=member))
-    bound_at = []
-    for i in range(3):
-        _bound(admin_api, namespace, f"gang-{i}")
-        bound_at.append(time.monotonic())
-    figure("gang of 3: members bound within", f"{max(bound_at) - min(bound_at):.2f} s")
-
-
-def test_gang_times_out_when_a_member_cannot_fit(scheduler: support.SchedulerProcess,
-                                                 admin_api: Any, namespace: str) -> None:
-    """Three members exist but one fits nowhere: the other two wait at permit, are never
-    bound, and are rejected when the 60 s permit wait times out."""
-    _pod_group(admin_api, namespace, "stuck", 3)
-    member = {POD_GROUP: "stuck"}
-    started = time.monotonic()
-    _create(admin_api, namespace, support.pod("stuck-big", labels=member, cpu="64"))
-    for i in range(2):
-        _create(admin_api, namespace, support.pod(f"stuck-{i}", labels=member))
-    _rejected(admin_api, namespace, "stuck-big", "Insufficient cpu")
-    timeout_text = "rejected due to timeout after waiting 60s at permit"
-    for i in range(2):
-        _rejected(admin_api, namespace, f"stuck-{i}", timeout_text, timeout=100)
-    waited = time.monotonic() - started
-    figure("gang permit time-out (60 s) observed after", f"{waited:.1f} s")
-    assert 58.0 <= waited <= 80.0
-    assert all(_node_of(admin_api, namespace, f"stuck-{i}") is None for i in range(2))
 
 
 # ------------------------------------------------------------------------------ preemption

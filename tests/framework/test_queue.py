@@ -631,3 +631,34 @@ def test_repeated_errors_are_retried_with_backoff_unless_parking() -> None:
         assert place(queue, "a") == BACKOFF
         clock.advance_to(clock.now + 10)
         queue.flush()
+
+
+def test_a_flush_helps_only_a_pod_a_change_left_in_place() -> None:
+    """A bind moves no unschedulable pod, yet may help one (affinity): its flush is
+    worth waiting for. A pod nothing changed for since its attempt would fail the same."""
+    clock = FakeClock()
+    queue = make_queue(clock)
+    queue.add(Pod("a"))
+    fail(queue, "a")
+    assert place(queue, "a") == UNSCHEDULABLE and queue.next_helpful_flush() is None
+    clock.advance_to(110.0)
+    queue.wake_parked("AssignedPodUpdate")  # a pod was bound since
+    queue.add(Pod("b"))
+    fail(queue, "b")  # tried after that change
+    assert queue.next_helpful_flush() == 400.0  # a's, not b's
+    clock.advance_to(400.0)
+    queue.flush()
+    fail(queue, "a")
+    assert queue.next_helpful_flush() is None  # retried since: nothing changed after
+
+
+def test_an_event_a_pod_is_not_concerned_by_is_no_change_it_missed() -> None:
+    clock = FakeClock()
+    queue = make_queue(clock)
+    queue.add(Pod("held", 1))
+    queue.add(Pod("other"))
+    fail(queue, "held")
+    fail(queue, "other")
+    moved = queue.move_all("AssignedPodDelete", lambda qp: qp.key == "held")
+    assert moved == 1 and place(queue, "other") == UNSCHEDULABLE
+    assert queue.next_helpful_flush() is None

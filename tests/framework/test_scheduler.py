@@ -415,7 +415,8 @@ spec:
     (end,) = ended
     assert (end.pod.key, end.result, end.message) == (
         "default/held", RESULT_UNSCHEDULABLE,
-        "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at permit.")
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 30s at plugin "
+        "hold/never.")
     assert end.started < waited_from  # timed from when it left the queue
 
 

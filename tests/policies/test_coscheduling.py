@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from policysched.policy import ExtensionPoint
 
 from .helpers import Cluster, Harness, node, pod
@@ -14,7 +16,7 @@ PERMIT = ExtensionPoint.PERMIT
 
 def member(name: str, group: str = "train", min_member: int = 3, exists: bool = True,
            **kw: Any) -> dict[str, Any]:
-    pod_group = {"name": group if exists else "", "minMember": min_member if exists else 0,
+    pod_group = {"name": group, "minMember": min_member if exists else 0,
                  "scheduleTimeoutSeconds": 0}
     return pod(name, labels={LABEL: group}, pod_group=pod_group, **kw)
 
@@ -53,4 +55,14 @@ def test_gang_permit_rule() -> None:
     assert h.evaluate(PERMIT, "pod-group-exists", the_node="a") is True
     assert h.evaluate(PERMIT, "gang", "group", the_node="a") == "train"
     assert h.evaluate(PERMIT, "gang", "min_member", the_node="a") == 4
-    assert h.rule(PERMIT, "gang").timeout_seconds == 60
+
+
+@pytest.mark.parametrize(("timeout", "wait"), [(0, 60), (3, 3), (600, 600)])
+def test_the_wait_is_the_pod_groups_schedule_timeout_else_the_plugin_default(
+        timeout: int, wait: int) -> None:
+    """util.GetWaitTimeDuration: spec.scheduleTimeoutSeconds when set (not 0), else
+    permitWaitingTimeSeconds (CoschedulingArgs' default 60)."""
+    the_pod = member("m0")
+    the_pod["podGroup"]["scheduleTimeoutSeconds"] = timeout
+    h = harness(the_pod, [])
+    assert h.evaluate(PERMIT, "gang", "timeout_seconds", the_node="a") == wait

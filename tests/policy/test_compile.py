@@ -11,6 +11,7 @@ from policysched.cel import CelError
 from policysched.cel.types import INT
 from policysched.policy import (
     BindRule,
+    CelExpression,
     ExtensionPoint,
     FailurePolicy,
     FilterRule,
@@ -90,6 +91,7 @@ spec:
   - name: window
     expression: now % 86400 > 3600
     onFalse: Wait
+    timeoutSeconds: params.maxGangWait
   preBind:
   - name: stamp
     labels:
@@ -145,7 +147,10 @@ def test_rules_have_their_types_and_defaults(everything: Policy) -> None:
     gang, window = everything.rules_for(ExtensionPoint.PERMIT)
     assert isinstance(gang, PermitRule) and isinstance(window, PermitRule)
     assert (gang.timeout_seconds, gang.on_false) == (120, PermitOnFalse.DENY)
-    assert (window.timeout_seconds, window.on_false) == (60, PermitOnFalse.WAIT)
+    assert isinstance(window.timeout_seconds, CelExpression)  # an expression, per pod
+    assert window.timeout_seconds.field == "spec.permit[1].timeoutSeconds"
+    assert window.timeout_seconds.evaluate({"params": everything.params}) == 120
+    assert window.on_false is PermitOnFalse.WAIT
     [stamp] = everything.rules_for(ExtensionPoint.PRE_BIND)
     assert isinstance(stamp, PreBindRule)
     assert list(stamp.labels) == ["policysched.io/zone"]
@@ -306,3 +311,11 @@ def test_cel_error_position_is_exact_in_every_scalar_style(style: str, container
     [error] = build_policy_set(load_text(text, "f.yaml")).diagnostics
     assert error.message.startswith("expression: type error: undefined field 'nmae'")
     assert f"{error.line}:{error.column}" == position_of(text, ".nmae")
+
+
+def test_a_permit_timeout_expression_must_give_an_int() -> None:
+    text = EVERY_POINT.replace("timeoutSeconds: params.maxGangWait",
+                               "timeoutSeconds: \"'2m'\"")
+    [error] = build_policy_set(load_text(text, "p.yaml")).errors
+    assert (error.rule, error.message) == (
+        "window", "timeoutSeconds: type error: expression must evaluate to int, found string")

@@ -109,7 +109,7 @@ def test_extension_point_specific_fields() -> None:
     assert fields["victims"] == ("postFilter",)
     assert set(fields["failurePolicy"]) == {p.value for p in ExtensionPoint} - {"queueSort"}
     timeout = load_schema(POLICY_KIND)["$defs"]["permitRule"]["properties"]["timeoutSeconds"]
-    assert timeout["maximum"] == 900
+    assert timeout["anyOf"][0]["maximum"] == 900  # a number, or an expression
 
 
 def test_design_documents_are_valid_verbatim() -> None:
@@ -198,3 +198,18 @@ leaderElection: {leaderElect: true, leaseName: policysched, namespace: kube-syst
     assert len(policy_set.configurations) == 1
     bad = text.replace("schedulerName: policysched", "schedulername: policysched")
     assert errors(bad) == ['9:3: unknown field "schedulername" (did you mean "schedulerName"?)']
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("0", 'field "timeoutSeconds" must be at least 1, not 0'),
+    ("1.5", 'field "timeoutSeconds" must be an integer or a string, not a number'),
+    ("[60]", 'field "timeoutSeconds" must be an integer or a string, not a list'),
+    ('""', 'field "timeoutSeconds" must not be empty'),
+])
+def test_a_permit_timeout_is_a_number_or_an_expression(value: str, message: str) -> None:
+    """The alternative the value's type picks gives the message, not either branch's."""
+    text = policy(f"  permit:\n  - name: w\n    expression: 'false'\n    onFalse: Wait\n"
+                  f"    timeoutSeconds: {value}\n")
+    [found] = errors(text)
+    assert found.endswith(f"p/w: {message}"), found
+    assert errors(text.replace(value, "pod.podGroup.scheduleTimeoutSeconds")) == []
