@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from policysched.cache.cache import has_pod_affinity
+from policysched.model.resources import NON_ZERO_DEFAULTS
 from policysched.model.selectors import (
     PodAffinityTerm,
     pod_affinity_term,
@@ -84,6 +85,10 @@ def pod(name: str = "web-1", *, namespace: str = "default", labels: Mapping[str,
     raw_metadata.update(metadata or {})
     group = {"name": "", "minMember": 0, "scheduleTimeoutSeconds": 0}
     group.update(pod_group or {})
+    # one container: kube's non-zero defaults apply to the pod as to that container
+    non_zero = {**(requests or {})}
+    for resource, default in NON_ZERO_DEFAULTS.items():
+        non_zero.setdefault(resource, default)
     return {
         "name": name,
         "namespace": namespace,
@@ -93,6 +98,7 @@ def pod(name: str = "web-1", *, namespace: str = "default", labels: Mapping[str,
         "creationTimestamp": creation,
         "priority": priority,
         "requests": dict(requests or {}),
+        "nonZeroRequests": non_zero,
         "limits": dict(limits or {}),
         "ports": full_ports,
         "tolerations": full_tolerations,
@@ -134,6 +140,7 @@ def node(name: str = "node-a", *, labels: Mapping[str, str] | None = None,
         "unschedulable": unschedulable,
         "allocatable": alloc,
         "requested": requested,
+        "nonZeroRequested": {**requested, **dict.fromkeys(NON_ZERO_DEFAULTS, 0)},
         "free": dict(alloc),
         "podCount": 0,
         "usedPorts": [],
@@ -147,8 +154,9 @@ def node(name: str = "node-a", *, labels: Mapping[str, str] | None = None,
 @dataclass
 class Cluster:
     """Nodes and the pods placed on them (``nodeName`` set): node aggregates as the cache
-    computes them (requested sums nonzero requests, free = allocatable - requested, podCount,
-    usedPorts for host ports)."""
+    computes them (requested sums nonzero requests, nonZeroRequested the same with the pods'
+    non-zero cpu and memory, free = allocatable - requested, podCount, usedPorts for host
+    ports)."""
 
     nodes: list[dict[str, Any]]
     pods: list[dict[str, Any]] = field(default_factory=list)
@@ -164,8 +172,14 @@ class Cluster:
                     n["requested"][resource] = n["requested"].get(resource, 0) + amount
                     if resource in n["allocatable"]:
                         n["free"][resource] = n["allocatable"][resource] - n["requested"][resource]
+            non_zero = {**n["nonZeroRequested"], **n["requested"]}
+            for resource in NON_ZERO_DEFAULTS:
+                non_zero[resource] = n["nonZeroRequested"][resource] + \
+                    p["nonZeroRequests"][resource]
+            n["nonZeroRequested"] = non_zero
             n["podCount"] += 1
             n["requested"]["pods"] = n["podCount"]
+            n["nonZeroRequested"]["pods"] = n["podCount"]
             if "pods" in n["allocatable"]:
                 n["free"]["pods"] = n["allocatable"]["pods"] - n["podCount"]
             for port in p["ports"]:
@@ -479,4 +493,6 @@ def huge_cluster(rng: Any) -> tuple[dict[str, Any], Cluster]:
         n["requested"][r] = min(amount, INT64_MAX)
         if r in n["allocatable"]:
             n["free"][r] = n["allocatable"][r] - n["requested"][r]
+    for r, amount in n["nonZeroRequested"].items():
+        n["nonZeroRequested"][r] = min(amount, INT64_MAX)
     return pod(requests=amounts()), cluster
