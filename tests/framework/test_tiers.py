@@ -66,7 +66,9 @@ def random_node(rng: random.Random, i: int, extreme: bool = False) -> dict[str, 
         "spec": {"taints": taints, "unschedulable": rng.random() < 0.05},
         "status": {"allocatable": {"cpu": rng.choice(("1", "2", "4")),
                                    "memory": rng.choice(("2Gi", "8Gi")),
-                                   "pods": str(rng.choice((3, 10, 110)))},
+                                   "pods": str(rng.choice((3, 10, 110))),
+                                   **({"example.com/dongle": "2"} if rng.random() < 0.3
+                                      else {})},
                    "images": images},
     } if not extreme else {
         "apiVersion": "v1", "kind": "Node",
@@ -96,6 +98,20 @@ def random_pod(rng: random.Random, i: int, node: str = "",
     }
     if rng.random() < 0.1:
         spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    if rng.random() < 0.15:  # a second container without requests, counted non-zero
+        spec["containers"].append({"name": "helper", "image": "registry.k8s.io/pause:3.10"})
+    if rng.random() < 0.15:  # a sidecar (its host port held) and an init container
+        spec["initContainers"] = [
+            {"name": "proxy", "restartPolicy": "Always",
+             "resources": {"requests": {"cpu": rng.choice(("50m", "1"))}},
+             "ports": [{"containerPort": 15001, "hostPort": rng.choice((0, 15001))}]},
+            {"name": "setup", "resources": {"requests": {"memory": rng.choice(("1Mi", "3Gi"))}}}]
+    if rng.random() < 0.1:
+        spec["containers"][0]["resources"]["requests"]["example.com/dongle"] = "1"
+    if rng.random() < 0.1:
+        spec["overhead"] = {"cpu": "250m"}
+    if rng.random() < 0.1:
+        spec["resources"] = {"requests": {"cpu": rng.choice(("200m", "3"))}}
     if rng.random() < 0.2:
         spec["nodeSelector"] = {"disk": rng.choice(("ssd", "hdd"))}
     if rng.random() < 0.2:
