@@ -511,7 +511,7 @@ def poison_cel(text: str, result: str, rng: random.Random) -> tuple[str, str]:
 CEL_RESULTS = {"expression": "bool", "messageExpression": "string", "retryAfter": "int",
                "nodeNames": "any", "victims": "bool", "target": "string", "group": "string",
                "minMember": "int", "counter": "string", "amount": "int", "limit": "int",
-               "less": "bool"}
+               "less": "bool", "reasons": "any", "unresolvableExpression": "bool"}
 POINTS = tuple(p.value for p in ExtensionPoint)
 
 

@@ -6,7 +6,10 @@ on the node requests (a nonzero amount), with ``pods`` always present and equal 
 of pods; ``view["free"]`` is ``allocatable - requested`` for each allocatable resource (it
 goes negative on an overcommitted node). ``requested`` saturates at the int64 maximum (the
 exact sum is kept in ``usage``), so that with ``allocatable`` in 0..2^63-1 every amount of the
-view, ``free`` included, is an int64.
+view, ``free`` included, is an int64. ``view["nonZeroRequested"]`` is ``requested`` with
+cpu and memory counted as kube-scheduler's ``NodeInfo.NonZeroRequested`` counts them (a
+container without a cpu / memory request counts 100m / 200Mi; ``PodInfo.non_zero``): what
+NodeResourcesFit's scoring reads.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from ..model.objects import (
     Resources,
     node_view,
 )
+from ..model.resources import NON_ZERO_DEFAULTS
 
 _generations = itertools.count(1)
 
@@ -46,6 +50,8 @@ class NodeInfo:
     pod_views: list[dict[str, Any]] = field(default_factory=list)
     generation: int = field(default_factory=next_generation)
     usage: Resources = field(default_factory=dict)  # summed pod requests, nonzero, no "pods"
+    non_zero_usage: Resources = field(  # summed ``PodInfo.non_zero``: cpu and memory
+        default_factory=lambda: dict.fromkeys(NON_ZERO_DEFAULTS, 0))
     port_counts: Counter[HostPort] = field(default_factory=Counter)
 
     @classmethod
@@ -89,7 +95,9 @@ class NodeInfo:
             requested[resource] = min(total, INT64_MAX)
             if resource in allocatable:
                 free[resource] = allocatable[resource] - requested[resource]
-        self._count_pods(allocatable, requested, free)
+        for resource, amount in pod.non_zero.items():
+            self.non_zero_usage[resource] += amount
+        self._refresh_totals(allocatable, requested, free)
         for port in pod.host_ports:
             self.port_counts[port] += 1
             if self.port_counts[port] == 1:
@@ -125,7 +133,9 @@ class NodeInfo:
                     del requested[resource]
             if resource in allocatable:
                 free[resource] = allocatable[resource] - requested[resource]
-        self._count_pods(allocatable, requested, free)
+        for resource, amount in counted.non_zero.items():
+            self.non_zero_usage[resource] -= amount
+        self._refresh_totals(allocatable, requested, free)
         for port in counted.host_ports:
             self.port_counts[port] -= 1
             if self.port_counts[port] == 0:
@@ -145,7 +155,7 @@ class NodeInfo:
         view["requested"], view["free"] = requested, free
         view["usedPorts"] = self.used_ports
         self.name, self.obj, self.view = view["name"], obj, view
-        self._count_pods(allocatable, requested, free)
+        self._refresh_totals(allocatable, requested, free)
         self.generation = next_generation()
 
     def clone(self) -> NodeInfo:
@@ -163,15 +173,22 @@ class NodeInfo:
             pod_views=list(self.pod_views),
             generation=self.generation,
             usage=dict(self.usage),
+            non_zero_usage=dict(self.non_zero_usage),
             port_counts=Counter(self.port_counts),
         )
 
-    def _count_pods(self, allocatable: Resources, requested: Resources, free: Resources) -> None:
+    def _refresh_totals(self, allocatable: Resources, requested: Resources,
+                        free: Resources) -> None:
+        """The view's totals after a change: the pod count, and ``nonZeroRequested``."""
         count = len(self.pods)
         requested[PODS] = count
         if PODS in allocatable:
             free[PODS] = allocatable[PODS] - count
         self.view["podCount"] = count
+        non_zero = dict(requested)
+        for resource, total in self.non_zero_usage.items():
+            non_zero[resource] = min(total, INT64_MAX)
+        self.view["nonZeroRequested"] = non_zero
 
     def _drop_port(self, port: HostPort) -> None:
         host_ip, protocol, host_port = port

@@ -5,9 +5,10 @@ Values are a ``Scalar`` (one CEL value or error, the same on every node) or a co
 the nodes: a ``NumericColumn`` (a NumPy int64 / float64 / bool array) or a
 ``FactorisedColumn`` (a code per node into a list of distinct CEL values). Logical
 operators, conditionals, comparisons and int/double arithmetic run as array operations;
-``all``/``exists`` over a pod-side list are unrolled; anything else runs the scalar
-compiler's closure once per *distinct* combination of its inputs (three zones → three
-calls), so every library function keeps its exact semantics.
+``all``/``exists``, ``filter`` and ``map`` with a predicate over a pod-side list are
+unrolled, and ``m[?k].orValue(d)`` is looked up per distinct map; anything else runs the
+scalar compiler's closure once per *distinct* combination of its inputs (three zones →
+three calls), so every library function keeps its exact semantics.
 
 A node where a column operation could not decide (a CEL error on that node, an int64
 overflow, a value of an unexpected type) is flagged in ``err``; the caller evaluates the
@@ -26,6 +27,7 @@ import numpy as np
 from . import ast
 from .compiler import compile_tree
 from .environment import Environment
+from .operators import BINARY
 from .partial import NODE_PART, POD_PART
 from .types import Type
 from .values import INT64_MAX, INT64_MIN, CelError, no_such_key
@@ -232,20 +234,26 @@ class Evaluation:
                 out = _numeric(fn, left, right)
                 if out is not None:
                     return out
-                return self.generic(node, local)
+                return self.apply(BINARY[fn], left, right)
             if fn in (ast.INDEX, ast.IN) and len(node.args) == 2:
                 left, right = (self.eval(a, local) for a in node.args)
                 found = _lookup(fn, left, right)
                 return found if found is not None else self.generic(node, local)
         if isinstance(node, ast.Call):
             called = self.columns(node, local)
+            if called is None and node.function == "orValue":
+                called = self.lookup_or(node, local)
             if called is not None:
                 return called
-        if isinstance(node, ast.Macro) and node.kind in (ast.ALL, ast.EXISTS) \
+        if isinstance(node, ast.Macro) and node.kind in _UNROLLED \
                 and node.target is not None and node.var2 is None:
             target = self.eval(node.target, local)
             if isinstance(target, Scalar) and type(target.value) in (list, dict):
-                return self.quantifier(node, target.value, local)
+                if node.kind in (ast.ALL, ast.EXISTS):
+                    return self.quantifier(node, target.value, local)
+                selected = self.selection(node, target.value, local)
+                if selected is not None:
+                    return selected
         if isinstance(node, ast.Macro) and node.kind == ast.BIND:
             init = self.eval(node.args[0], local)
             return self.eval(node.args[1], {**local, node.var: init})
@@ -339,7 +347,87 @@ class Evaluation:
         result = decided if decisive else ~decided
         return NumericColumn(result, err if err.any() else None)
 
+    def selection(self, node: ast.Macro, items: Any, local: Mapping[str, Value]
+                  ) -> Value | None:
+        """``filter`` / ``map`` with a predicate over a pod-side list or map: one bool
+        column per element, its transform (``map``) a pod-side value; the kept elements of
+        each node as a factorised column of lists. None: evaluate it some other way (a
+        transform that depends on the node, too many elements)."""
+        items = list(items)
+        if not items or len(items) > MAX_UNROLLED:
+            return None
+        keeps: list[Value] = []
+        kept: list[Scalar] = []
+        for item in items:
+            scope = {**local, node.var: Scalar(item)}
+            keeps.append(self.eval(node.args[0], scope))
+            value = Scalar(item) if node.kind == ast.FILTER else self.eval(node.args[1], scope)
+            if not isinstance(value, Scalar):
+                return None
+            kept.append(value)
+        if all(isinstance(k, Scalar) for k in keeps):
+            return None
+        codes = np.zeros(self.size, np.int64)
+        err = np.zeros(self.size, bool)
+        for bit, (keep, value) in enumerate(zip(keeps, kept, strict=True)):
+            truth, erred = _bools(keep, self.size)
+            chosen = truth & ~erred
+            codes |= chosen.astype(np.int64) << bit
+            err |= erred  # a predicate's error is the comprehension's, on that node
+            if value.error is not None:
+                err |= chosen  # so is a kept element's transform error
+        distinct, inverse = np.unique(codes, return_inverse=True)
+        uniques = [[kept[bit].value for bit in range(len(items)) if code >> bit & 1]
+                   for code in distinct.tolist()]
+        return FactorisedColumn(inverse.astype(np.int64).reshape(-1), uniques,
+                                err if err.any() else None)
+
+    def lookup_or(self, node: ast.Call, local: Mapping[str, Value]) -> Value | None:
+        """``m[?k].orValue(d)`` with ``m`` a column of maps and ``k``, ``d`` pod-side
+        values: the value or ``d`` per distinct map (None: evaluate it some other way)."""
+        index = node.target
+        if not (isinstance(index, ast.Call) and index.function == ast.OPT_INDEX
+                and index.target is None and len(index.args) == 2 and len(node.args) == 1):
+            return None
+        maps, key = (self.eval(a, local) for a in index.args)
+        default = self.eval(node.args[0], local)
+        if not (isinstance(maps, FactorisedColumn) and isinstance(key, Scalar)
+                and key.error is None and type(key.value) is str
+                and isinstance(default, Scalar) and default.error is None):
+            return None
+        if not all(type(u) is dict or type(u) is CelError for u in maps.uniques):
+            return None
+        values = [u.get(key.value, default.value) if type(u) is dict else u
+                  for u in maps.uniques]
+        return _normalise(FactorisedColumn(maps.codes, values, maps.err))
+
     # -- anything else: once per distinct input -----------------------------------------------
+
+    def apply(self, fn: Callable[..., Any], *operands: Value) -> Value:
+        """``fn`` (an operator: every operand evaluated, an error in any is the result's) of
+        the operands' values, once per distinct combination of them: list concatenation,
+        string comparison... on columns the arrays do not handle."""
+        for value in operands:
+            if isinstance(value, Scalar) and value.error is not None:
+                return Scalar(error=value.error)
+        columns = [(i, _as_factorised(v)) for i, v in enumerate(operands)
+                   if not isinstance(v, Scalar)]
+        combined = columns[0][1].codes
+        for _, column in columns[1:]:
+            combined = combined * max(1, len(column.uniques)) + column.codes
+        _, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+        args = [v.value if isinstance(v, Scalar) else None for v in operands]
+        results: list[Any] = []
+        for row in first.tolist():
+            for i, column in columns:
+                args[i] = column.uniques[column.codes[row]]
+            try:
+                results.append(fn(*args))
+            except CelError as e:
+                results.append(e)
+        err = _err_or(*(c.err for _, c in columns))
+        return _normalise(FactorisedColumn(inverse.astype(np.int64).reshape(-1), results, err))
+
 
     def generic(self, node: ast.Node, local: Mapping[str, Value]) -> Value:
         """``node``'s closure, run once per distinct combination of the columns it reads
@@ -401,6 +489,8 @@ class _PodParts(dict[str, Any]):
         return value
 
 
+_UNROLLED = frozenset({ast.ALL, ast.EXISTS, ast.FILTER, ast.MAP_FILTER})
+MAX_UNROLLED = 62  # elements of a filter / map unrolled: one bit each in an int64 code
 _COMPARE = {ast.EQ: np.equal, ast.NE: np.not_equal, ast.LT: np.less,
             ast.LE: np.less_equal, ast.GT: np.greater, ast.GE: np.greater_equal}
 _ARITHMETIC = {ast.ADD, ast.SUB, ast.MUL, ast.DIV, ast.MOD}

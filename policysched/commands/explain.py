@@ -32,7 +32,9 @@ PASS = "pass"
 @dataclass
 class NodeExplanation:
     node: str
-    filters: dict[str, str] = field(default_factory=dict)  # rule -> "pass" or the reason
+    filters: dict[str, str] = field(default_factory=dict)  # rule -> "pass" or the reasons
+    # rule -> the reasons it rejects the node for (a rule with `reasons` may give several)
+    reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)
     scores: dict[str, tuple[float, float, int]] = field(default_factory=dict)
     # "policy/aggregate[i]" -> {"count": in the node's domain, "onNode": on the node}
     aggregates: dict[str, dict[str, int]] = field(default_factory=dict)
@@ -46,7 +48,7 @@ class NodeExplanation:
 
     @property
     def failure(self) -> tuple[str, str] | None:
-        """The first filter rule that rejects the node, and its reason."""
+        """The first filter rule that rejects the node, and its reasons (joined)."""
         return next(((r, v) for r, v in self.filters.items() if v != PASS), None)
 
 
@@ -73,6 +75,7 @@ class Explanation:
             "attempt": self.attempt, "attempts": self.attempts, "at": self.at,
             "aggregates": self.aggregates,
             "nodes": [{"node": n.node, "feasible": n.feasible, "filters": n.filters,
+                       "reasons": {r: list(v) for r, v in n.reasons.items()},
                        "aggregates": n.aggregates,
                        "scores": {r: {"raw": s[0], "normalized": s[1], "weighted": s[2]}
                                   for r, s in n.scores.items()},
@@ -88,15 +91,21 @@ class Explanation:
 
     def rejections(self) -> list[tuple[str, int, list[tuple[str, int]]]]:
         """Per filter rule: how many nodes it rejected (as their first failing rule), and
-        its reasons with their counts, most frequent first."""
+        its reasons with the number of nodes each was given for, most frequent first (a
+        node rejected for several reasons counts under each, as in the FailedScheduling
+        message)."""
+        nodes: dict[str, int] = {}
         by_rule: dict[str, dict[str, int]] = {}
         for node in self.nodes:
             failure = node.failure
-            if failure is not None:
-                reasons = by_rule.setdefault(failure[0], {})
-                reasons[failure[1]] = reasons.get(failure[1], 0) + 1
-        out = [(rule, sum(reasons.values()),
-                sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
+            if failure is None:
+                continue
+            rule = failure[0]
+            nodes[rule] = nodes.get(rule, 0) + 1
+            reasons = by_rule.setdefault(rule, {})
+            for reason in node.reasons.get(rule) or (failure[1],):
+                reasons[reason] = reasons.get(reason, 0) + 1
+        out = [(rule, nodes[rule], sorted(reasons.items(), key=lambda item: (-item[1], item[0])))
                for rule, reasons in by_rule.items()]
         return sorted(out, key=lambda item: (-item[1], item[0]))
 
@@ -179,6 +188,8 @@ def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snaps
             row.filters[rule.qualified_name] = (
                 PASS if verdict.is_success else
                 ("error: " if verdict.code is Code.ERROR else "") + verdict.message)
+            if verdict.is_rejection:
+                row.reasons[rule.qualified_name] = verdict.reasons
     _aggregates(fwk, state, snapshot, explanation)
     feasible = [n for n, row in zip(snapshot.nodes, rows, strict=True) if row.feasible]
     if status.is_success and feasible:

@@ -475,14 +475,15 @@ class Framework:
         for instance, rule in (self._by_point[ExtensionPoint.FILTER] if rules is None
                                else rules):
             if self.matches(state, instance):
-                assert isinstance(rule, FilterRule) and rule.expression is not None
+                assert isinstance(rule, FilterRule)
                 plan.append((rule, state.base(instance)))
         return plan
 
     def run_filter(self, state: CycleState, node: NodeInfo,
                    rules: Sequence[tuple[PolicyInstance, Rule]] | None = None,
                    plan: list[tuple[FilterRule, dict[str, Any]]] | None = None) -> Status:
-        """The first failing filter rule's status for ``node`` (Success when all pass).
+        """The first failing filter rule's status for ``node`` (Success when all pass;
+        a rule with ``reasons`` may give several).
         ``node`` may be a changed copy of a snapshot node (nominated pods added, victims
         removed): the aggregates the rules read then count its pods."""
         if plan is None:
@@ -781,31 +782,47 @@ class Framework:
 
 def filter_rule_status(rule: FilterRule, act: Mapping[str, Any]) -> Status:
     """One filter rule on one node (``act`` holds ``node``): SUCCESS when it passes (or
-    is ignored), else Unschedulable with its reason, or an Error."""
-    assert rule.expression is not None
+    is ignored), else Unschedulable (or UnschedulableAndUnresolvable) with its reasons, or
+    an Error."""
+    verdict = rule.verdict
     try:
-        value = evaluate(rule, rule.expression, act)
+        value = evaluate(rule, verdict, act)
+        if value is IGNORED or value is True:
+            return SUCCESS
+        if rule.reasons is None:
+            if value is not False:
+                return wrong_result(rule, verdict, "bool", value)
+            reason = expression_message(rule, act)
+            return _node_rejection(rule, act, (reason,) if reason else ())
+        if type(value) is not list or any(type(r) is not str for r in value):
+            return wrong_result(rule, verdict, "a list of strings", value)
+        return _node_rejection(rule, act, tuple(value)) if value else SUCCESS
     except RuleError as e:
         return e.status
-    if value is True or value is IGNORED:
-        return SUCCESS
-    if value is not False:
-        return error(rule.qualified_name, messages.EVALUATION_ERROR.format(
-            policy=rule.policy, rule=rule.name, field="expression",
-            text=rule.expression.summary,
-            error=messages.WRONG_RESULT.format(expected="bool", got=value)))
-    return filter_rejection(rule, act)
 
 
-def filter_rejection(rule: FilterRule, act: Mapping[str, Any] | None = None) -> Status:
-    """The status of a node where ``rule`` is false: its reason is the rule's
-    ``messageExpression`` evaluated on that node (``act``), else ``reason``, which
-    defaults to ``message``, then to a generic reason. Without ``act``: the static one."""
-    reason = None if act is None else expression_message(rule, act)
-    reason = reason or rule.reason or messages.FILTER_DEFAULT_REASON.format(
-        rule=rule.qualified_name)
-    return unschedulable(rule.qualified_name, reason,
-                         unresolvable=getattr(rule, "unresolvable", False))
+def filter_rejection(rule: FilterRule) -> Status:
+    """The status of every node a rule with a ``static_rejection`` rejects: its
+    ``reason``, which defaults to ``message``, then to a generic reason."""
+    reason = rule.reason or messages.FILTER_DEFAULT_REASON.format(rule=rule.qualified_name)
+    return unschedulable(rule.qualified_name, reason, unresolvable=rule.unresolvable)
+
+
+def _node_rejection(rule: FilterRule, act: Mapping[str, Any], reasons: tuple[str, ...]
+                    ) -> Status:
+    """The status of a node ``rule`` rejects: ``reasons`` (those of a ``reasons`` rule, or
+    its ``messageExpression`` on that node), else the static ones; unresolvable when its
+    ``unresolvableExpression`` holds on that node (left out when ignored), else when
+    ``unresolvable``. Raises ``RuleError`` when ``unresolvableExpression`` fails."""
+    static = filter_rejection(rule)
+    code = static.code
+    if rule.unresolvable_expression is not None:
+        value = evaluate(rule, rule.unresolvable_expression, act)
+        if value is not IGNORED and type(value) is not bool:
+            raise RuleError(wrong_result(rule, rule.unresolvable_expression, "bool", value))
+        if type(value) is bool:
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if value else Code.UNSCHEDULABLE
+    return Status(code, reasons or static.reasons, rule.qualified_name)
 
 
 def score_value(rule: ScoreRule, act: Mapping[str, Any]) -> float | Status:

@@ -33,6 +33,7 @@ from ..cel.partial import NODE_PART, POD_PART, SHARED, free_names, shape, split
 from ..cel.vector import (
     Column,
     Evaluation,
+    FactorisedColumn,
     NumericColumn,
     Remainder,
     Scalar,
@@ -98,8 +99,9 @@ class _Plan:
 
 
 def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
-    assert rule.expression is not None
-    program = rule.expression.program
+    expression = rule.verdict if isinstance(rule, FilterRule) else rule.expression
+    assert expression is not None
+    program = expression.program
     env = program.env
     assert env is not None
     roots = {name.split(".", 1)[0] for name in env.variables}
@@ -117,7 +119,8 @@ def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
         # a node-side part that does not read params is the same column in every policy
         owner = id(instance.params) if free_names(part) & SHARED else None
         node_parts.append(((shape(part), owner), compile_tree(part, env, program.types)))
-    rejection = filter_rejection(rule) if isinstance(rule, FilterRule) else None
+    rejection = filter_rejection(rule) if isinstance(rule, FilterRule) \
+        and rule.static_rejection else None
     views = frozenset(k for k, part in enumerate(parts.node_parts)
                       if isinstance(part, ast.Ident) and part.name == "node")
     return _Plan(instance, rule, Remainder(parts.remainder, env, program.types),
@@ -226,10 +229,10 @@ class NodeEvaluator:
                 return SUCCESS
             plan = plans[k]
             if plan.values[row] == FAIL:
-                assert plan.rejection is not None and isinstance(plan.rule, FilterRule)
-                if plan.rule.message_expression is None:
+                if plan.rejection is not None:
                     return plan.rejection
-                return filter_rejection(plan.rule, fwk.node_activation(
+                assert isinstance(plan.rule, FilterRule)  # its status depends on the node
+                return filter_rule_status(plan.rule, fwk.node_activation(
                     state, plan.instance, snapshot.nodes[row]))
             return plan.statuses[row]
 
@@ -387,9 +390,10 @@ class NodeEvaluator:
             columns[k] = values
             return column
 
+        reasons = isinstance(plan.rule, FilterRule) and plan.rule.reasons is not None
         if rows is None:
             result = Evaluation(plan.remainder, table.size, pod_part, node_part).run()
-            plan.values, undecided = _values(result, table.size, filter_rows)
+            plan.values, undecided = _values(result, table.size, filter_rows, reasons)
             plan.constant = isinstance(result, Scalar) and not len(undecided)
             rows = undecided
         else:
@@ -405,8 +409,9 @@ class NodeEvaluator:
                 value = remainder(act)
             except Exception:  # the rule's closure decides this node
                 value = None
-            if filter_rows and type(value) is bool:
-                plan.values[row] = PASS if value else FAIL
+            verdict = _verdict(value, reasons) if filter_rows else None
+            if verdict is not None:
+                plan.values[row] = verdict
             elif not filter_rows and type(value) in (int, float):
                 plan.values[row] = float(value)
             else:
@@ -430,7 +435,7 @@ class NodeEvaluator:
                 status = filter_rule_status(rule, act)
                 if status is SUCCESS:
                     plan.values[row] = PASS
-                elif status == plan.rejection:
+                elif plan.rejection is not None and status == plan.rejection:
                     plan.values[row] = FAIL
                 else:
                     plan.values[row] = OTHER
@@ -474,19 +479,41 @@ class _RowParts(dict[str, Any]):
         return value
 
 
-def _values(result: Value, size: int, filter_rows: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The per-node outcomes of a rule's vectorised result, and the rows it did not
-    decide (errors, values of the wrong type)."""
+def _verdict(value: Any, reasons: bool) -> int | None:
+    """A filter rule's outcome for its value on a node: a bool for an ``expression``, a
+    list of strings for ``reasons`` (passing when empty); None for any other value (the
+    rule's closure then gives that node its exact status)."""
+    kind = type(value)
+    if not reasons:
+        return (PASS if value else FAIL) if kind is bool else None
+    if kind is list and all(type(r) is str for r in value):
+        return FAIL if value else PASS
+    return None
+
+
+def _values(result: Value, size: int, filter_rows: bool, reasons: bool = False
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The per-node outcomes of a rule's vectorised result (``reasons``: a filter rule's
+    list of reasons), and the rows it did not decide (errors, values of the wrong type)."""
     if filter_rows:
         values = np.zeros(size, np.int8)
         if isinstance(result, Scalar):
-            if result.error is None and type(result.value) is bool:
-                values[:] = PASS if result.value else FAIL
+            verdict = _verdict(result.value, reasons) if result.error is None else None
+            if verdict is not None:
+                values[:] = verdict
                 return values, np.zeros(0, np.int64)
             return values, np.arange(size)
-        if isinstance(result, NumericColumn) and result.data.dtype == np.bool_:
+        if not reasons and isinstance(result, NumericColumn) \
+                and result.data.dtype == np.bool_:
             values[result.data] = PASS
             undecided = result.err
+        elif reasons and isinstance(result, FactorisedColumn):
+            verdicts = [_verdict(u, reasons) for u in result.uniques]
+            table = np.array([OTHER if v is None else v for v in verdicts], np.int8)
+            values[:] = table[result.codes]
+            other = values == OTHER
+            values[other] = FAIL
+            return values, np.flatnonzero(other if result.err is None else other | result.err)
         else:
             return values, np.arange(size)
     else:

@@ -5,7 +5,8 @@ Views carry exactly the fields declared in ``policysched.policy.variables.OBJECT
 every one present: a missing API field takes its Kubernetes default (a pod without labels
 has ``labels == {}``). Quantities become ints: cpu in millicores, everything else in base
 units rounded up (as ``Quantity.MilliValue()`` / ``Quantity.Value()``), saturated at the int64
-maximum, as are the pod's summed requests and limits: no amount in a view leaves int64.
+maximum, as are the pod's summed requests and limits (``model.resources``): no amount in a
+view leaves int64.
 
 A malformed object raises ``ObjectError`` naming the field
 (``spec.containers[0].resources.requests.cpu``). The raw ``metadata``/``spec``/``status`` in
@@ -23,11 +24,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..cel.library.quantity import is_negative_quantity, quantity_int
-from ..cel.values import INT64_MAX
-from . import messages
+from . import messages, resources
+from .resources import CPU, NON_ZERO_DEFAULTS, ContainerResources, PodResources, Resources
 
-CPU = "cpu"
-MEMORY = "memory"
 PODS = "pods"
 DEFAULT_NAMESPACE = "default"
 DEFAULT_SCHEDULER = "default-scheduler"
@@ -38,7 +37,6 @@ TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
-Resources = dict[str, int]
 HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort)
 
 
@@ -253,88 +251,33 @@ def _get_resources(parent: dict[str, Any], key: str, path: str) -> Resources:
     return out
 
 
-def _add_into(total: Resources, more: Resources) -> None:
-    for name, amount in more.items():
-        total[name] = total.get(name, 0) + amount
-
-
-def _max_into(total: Resources, other: Resources) -> None:
-    for name, amount in other.items():
-        if name not in total or amount > total[name]:
-            total[name] = amount
-
-
-def _container_resources(container: dict[str, Any], path: str) -> tuple[Resources, Resources]:
-    """(requests, limits) of one container; a request defaults to its limit (API
+def _container_resources(container: dict[str, Any], path: str,
+                         sidecar: bool = False) -> ContainerResources:
+    """One container's requests and limits; a request defaults to its limit (API
     defaulting)."""
     resources = _get_map(container, "resources", path)
     here = child_path(path, "resources")
     limits = _get_resources(resources, "limits", here)
     requests = _get_resources(resources, "requests", here)
-    return {**limits, **requests}, limits
+    return ContainerResources({**limits, **requests}, limits, sidecar)
 
 
-def _is_pod_level_resource(name: str) -> bool:
-    return name in (CPU, MEMORY) or name.startswith("hugepages-")
+def _is_sidecar(container: dict[str, Any], path: str) -> bool:
+    """An init container that runs for the pod's lifetime (``restartPolicy: Always``)."""
+    return _get_str(container, "restartPolicy", path) == "Always"
 
 
-@dataclass(frozen=True)
-class _ContainerResources:
-    requests: Resources
-    limits: Resources
-    restartable: bool = False  # a sidecar: an init container with restartPolicy Always
-
-
-def _aggregate(
-    containers: list[_ContainerResources],
-    inits: list[_ContainerResources],
-    which: str,
-) -> Resources:
-    """kube's ``AggregateContainerRequests``/``Limits``: the sum over containers and
-    sidecars, at least the largest init container (plus the sidecars started before it)."""
-    total: Resources = {}
-    for c in containers:
-        _add_into(total, getattr(c, which))
-    sidecars: Resources = {}
-    init_max: Resources = {}
-    for c in inits:
-        own: Resources = getattr(c, which)
-        if c.restartable:
-            _add_into(total, own)
-            _add_into(sidecars, own)
-            _max_into(init_max, sidecars)
-        else:
-            current = dict(own)
-            _add_into(current, sidecars)
-            _max_into(init_max, current)
-    _max_into(total, init_max)
-    return total
-
-
-def pod_resources(spec: dict[str, Any], path: str = "spec") -> tuple[Resources, Resources]:
-    """(requests, limits) of a pod spec as kube-scheduler computes them: containers summed,
-    init containers as a maximum (sidecars summed), pod-level resources where set, plus
-    ``spec.overhead``."""
-    containers = []
-    for container_path, container in _get_maps(spec, "containers", path):
-        requests, limits = _container_resources(container, container_path)
-        containers.append(_ContainerResources(requests, limits))
-    inits = []
-    for container_path, container in _get_maps(spec, "initContainers", path):
-        requests, limits = _container_resources(container, container_path)
-        restart = _get_str(container, "restartPolicy", container_path)
-        inits.append(_ContainerResources(requests, limits, restart == "Always"))
-    pod_requests, pod_limits = _container_resources(spec, path)
-    overhead = _get_resources(spec, "overhead", path)
-    out = []
-    for which, pod_level in (("requests", pod_requests), ("limits", pod_limits)):
-        total = _aggregate(containers, inits, which)
-        for name, amount in pod_level.items():
-            if _is_pod_level_resource(name):
-                total[name] = amount
-        _add_into(total, overhead)
-        out.append({name: min(amount, INT64_MAX) for name, amount in total.items()})
-    return out[0], out[1]
+def pod_resources(spec: dict[str, Any], path: str = "spec") -> PodResources:
+    """The requests and limits of a pod spec as kube-scheduler counts them
+    (``model.resources``)."""
+    containers = [_container_resources(c, p) for p, c in _get_maps(spec, "containers", path)]
+    inits = [_container_resources(c, p, _is_sidecar(c, p))
+             for p, c in _get_maps(spec, "initContainers", path)]
+    pod_level = _get_map(spec, "resources", path)
+    here = child_path(path, "resources")
+    return resources.pod_resources(
+        containers, inits, _get_resources(pod_level, "requests", here),
+        _get_resources(pod_level, "limits", here), _get_resources(spec, "overhead", path))
 
 
 # --------------------------------------------------------------------------- pods
@@ -367,6 +310,7 @@ class PodInfo:
     creation: int  # Unix seconds
     requests: Resources
     limits: Resources
+    non_zero: Resources  # cpu and memory as a node's NonZeroRequested counts the pod
     host_ports: tuple[HostPort, ...]
     group: str | None  # the pod-group label's value
     nominated_node: str  # status.nominatedNodeName
@@ -407,9 +351,15 @@ class PodInfo:
 
 
 def _ports(spec: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    """The ports of the containers that run for the pod's lifetime: its sidecars (init
+    containers with restartPolicy Always), then its containers, as kube-scheduler's
+    ``GetHostPorts`` lists them; with hostNetwork a port's hostPort defaults to its
+    containerPort."""
     host_network = _get_bool(spec, "hostNetwork", path)
+    running = [(p, c) for p, c in _get_maps(spec, "initContainers", path) if _is_sidecar(c, p)]
+    running += _get_maps(spec, "containers", path)
     ports = []
-    for container_path, container in _get_maps(spec, "containers", path):
+    for container_path, container in running:
         for port_path, port in _get_maps(container, "ports", container_path):
             container_port = _get_int(port, "containerPort", port_path)
             if not 1 <= container_port <= 65535:
@@ -500,7 +450,7 @@ def pod_info(
     creation = _get_timestamp(metadata, "creationTimestamp", "metadata") or 0
     priority = _get_int(spec, "priority", "spec")
     _get_str(spec, "priorityClassName", "spec")  # checked here, resolved by admission
-    requests, limits = pod_resources(spec)
+    amounts = pod_resources(spec)
     ports = _ports(spec, "spec")
     scheduler_name = _get_str(spec, "schedulerName", "spec") or DEFAULT_SCHEDULER
     node_name = _get_str(spec, "nodeName", "spec")
@@ -513,8 +463,9 @@ def pod_info(
         "annotations": annotations,
         "creationTimestamp": creation,
         "priority": priority,
-        "requests": requests,
-        "limits": limits,
+        "requests": amounts.requests,
+        "nonZeroRequests": amounts.non_zero_requests,
+        "limits": amounts.limits,
         "ports": ports,
         "tolerations": _tolerations(spec, "spec"),
         "nodeSelector": _get_string_map(spec, "nodeSelector", "spec"),
@@ -542,8 +493,9 @@ def pod_info(
         node_name=node_name,
         priority=priority,
         creation=creation,
-        requests=requests,
-        limits=limits,
+        requests=amounts.requests,
+        limits=amounts.limits,
+        non_zero=amounts.counted_non_zero,
         host_ports=host_ports,
         group=labels.get(POD_GROUP_LABEL),
         nominated_node=_get_str(status, "nominatedNodeName", "status"),
@@ -649,6 +601,7 @@ def node_view(obj: dict[str, Any]) -> dict[str, Any]:
     allocatable = node_allocatable(status)
     requested = dict.fromkeys(allocatable, 0)
     requested[PODS] = 0
+    non_zero = {**requested, **dict.fromkeys(NON_ZERO_DEFAULTS, 0)}
     return {
         "name": _required_str(metadata, "name", "metadata"),
         "labels": _get_string_map(metadata, "labels", "metadata"),
@@ -657,6 +610,7 @@ def node_view(obj: dict[str, Any]) -> dict[str, Any]:
         "unschedulable": _get_bool(spec, "unschedulable", "spec"),
         "allocatable": allocatable,
         "requested": requested,
+        "nonZeroRequested": non_zero,
         "free": dict(allocatable),
         "podCount": 0,
         "usedPorts": [],

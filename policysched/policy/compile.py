@@ -88,7 +88,9 @@ RULE_FIELDS: Mapping[ExtensionPoint, tuple[CelField, ...]] = {
     ExtensionPoint.PRE_FILTER: _fields(
         variables.PRE_FILTER, retryAfter=(INT,), nodeNames=(list_of(STRING),)
     ),
-    ExtensionPoint.FILTER: _fields(variables.FILTER),
+    ExtensionPoint.FILTER: _fields(
+        variables.FILTER, reasons=(list_of(STRING),), unresolvableExpression=(BOOL,)
+    ),
     ExtensionPoint.POST_FILTER: _fields(
         variables.POST_FILTER,
         victims=CelField("victims", variables.POST_FILTER_VICTIMS, (BOOL,)),

@@ -71,6 +71,7 @@ UNKNOWN_FIELD_SUGGESTION = ' (did you mean "{suggestion}"?)'
 UNKNOWN_FIELD_ELSEWHERE = " ({field} is a field of {points} rules)"
 MISSING_FIELD = 'missing required field "{field}"'
 DEPENDENT_FIELD = 'field "{field}" is required when "{given}" is set'
+EXCLUDED_FIELD = 'field "{field}" cannot be set with "{given}"'
 NEED_ONE_OF = "one of {fields} is required"
 ONLY_ONE_OF = "only one of {fields} may be set"
 WRONG_TYPE = "{subject} must be {expected}, not {actual}"

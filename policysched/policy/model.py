@@ -138,8 +138,30 @@ class PreFilterRule(Rule):
 
 @dataclass(frozen=True, kw_only=True)
 class FilterRule(Rule):
+    """Exactly one of ``expression`` (the node passes when true) and ``reasons`` (the
+    node's reasons to fail, a list of strings: it passes when empty) is set.
+    ``unresolvable_expression``, evaluated on a node the rule rejects, overrides
+    ``unresolvable``."""
+
     reason: str = ""  # defaults applied: reason, else message, else a generic reason
     unresolvable: bool = False  # a failing node is UnschedulableAndUnresolvable
+    reasons: CelExpression | None = None
+    unresolvable_expression: CelExpression | None = None
+
+    @property
+    def verdict(self) -> CelExpression:
+        """The expression that decides whether a node passes: ``expression`` or
+        ``reasons``."""
+        found = self.expression or self.reasons
+        assert found is not None
+        return found
+
+    @property
+    def static_rejection(self) -> bool:
+        """Whether every node the rule rejects gets the same status (its ``reason`` and
+        ``unresolvable``): no reason or unresolvability computed per node."""
+        return self.reasons is None and self.message_expression is None \
+            and self.unresolvable_expression is None
 
 
 @dataclass(frozen=True, kw_only=True)

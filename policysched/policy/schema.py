@@ -111,6 +111,8 @@ class _Translator:
             self._dependent(path, instance, value)
         elif keyword in ("anyOf", "oneOf"):
             self._alternatives(path, error, keyword)
+        elif keyword == "not" and "dependentSchemas" in error.absolute_schema_path:
+            self._excluded(path, error)
         else:
             self.add(path, self._value_message(path, error, schema))
 
@@ -149,6 +151,19 @@ class _Translator:
                 if field not in instance:
                     message = messages.DEPENDENT_FIELD.format(field=field, given=given)
                     self.add((*path, given), message, key=True)
+
+    def _excluded(self, path: Path, error: ValidationError) -> None:
+        """Fields that may not be set together with a field (``dependentSchemas``: the
+        field → ``not`` any of them required)."""
+        schema_path = list(error.absolute_schema_path)
+        given = schema_path[schema_path.index("dependentSchemas") + 1]
+        excluded: Any = error.validator_value
+        branches = excluded.get("anyOf", [excluded])
+        fields = [b["required"][0] for b in branches if _only_required(b)]
+        for field in fields:
+            if isinstance(error.instance, dict) and field in error.instance:
+                self.add((*path, field), messages.EXCLUDED_FIELD.format(field=field, given=given),
+                         key=True)
 
     def _alternatives(self, path: Path, error: ValidationError, keyword: str) -> None:
         branches: Any = error.validator_value

@@ -87,6 +87,7 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "creationTimestamp": INT,
         "priority": INT,
         "requests": RESOURCES,
+        "nonZeroRequests": RESOURCES,
         "limits": RESOURCES,
         "ports": list_of(CONTAINER_PORT_TYPE),
         "tolerations": list_of(TOLERATION_TYPE),
@@ -108,6 +109,7 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "unschedulable": BOOL,
         "allocatable": RESOURCES,
         "requested": RESOURCES,
+        "nonZeroRequested": RESOURCES,
         "free": RESOURCES,
         "podCount": INT,
         "usedPorts": list_of(HOST_PORT_TYPE),
@@ -162,6 +164,7 @@ SIZE_HINTS: Mapping[str, int] = {
     "pod.tolerations": 32,
     "pod.ownerReferences": 16,
     "pod.requests": 32,
+    "pod.nonZeroRequests": 32,
     "pod.limits": 32,
     "node.name": 253,
     "node.taints": 32,
@@ -169,6 +172,7 @@ SIZE_HINTS: Mapping[str, int] = {
     "node.images": 50,
     "node.allocatable": 32,
     "node.requested": 32,
+    "node.nonZeroRequested": 32,
     "node.free": 32,
 }
 
@@ -260,10 +264,16 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "annotations": "`metadata.annotations`",
         "creationTimestamp": "`metadata.creationTimestamp`, in Unix seconds",
         "priority": "`spec.priority` (set from the PriorityClass by admission)",
-        "requests": "the pod's requests as kube-scheduler counts them (containers summed, init "
-                    f"containers as a maximum, pod-level resources, overhead): {_RESOURCES_DOC}",
+        "requests": "the pod's requests as kube-scheduler counts them (containers and sidecars "
+                    "summed, init containers as a maximum, pod-level resources, overhead): "
+                    f"{_RESOURCES_DOC}; cpu, memory and ephemeral-storage first, then by name",
+        "nonZeroRequests": "`requests` with kube-scheduler's non-zero defaults, as its "
+                           "resource scoring counts the pod: a container that requests no "
+                           "cpu (memory) counts 100m (200Mi); `cpu` and `memory` are always "
+                           "present",
         "limits": f"the pod's limits, computed as `requests`: {_RESOURCES_DOC}",
-        "ports": "the ports of its containers",
+        "ports": "the ports of its containers and sidecars (init containers with "
+                 "`restartPolicy: Always`)",
         "tolerations": "`spec.tolerations`",
         "nodeSelector": "`spec.nodeSelector`",
         "affinity": "`spec.affinity`, the API object (`{}` when absent)",
@@ -285,6 +295,9 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
                        "`pods` is the pod capacity",
         "requested": "the requests of the pods on the node summed, assumed pods included; "
                      "`pods` is their number",
+        "nonZeroRequested": "`requested` with `cpu` and `memory` summed over the pods' "
+                            "non-zero requests (kube-scheduler's NonZeroRequested: a "
+                            "container that requests no cpu (memory) counts 100m (200Mi))",
         "free": "`allocatable` minus `requested`, per resource",
         "podCount": "the pods on the node, assumed pods included",
         "usedPorts": "the host ports the pods on the node use",

@@ -13,6 +13,9 @@ guarded on the same key:
   or in the branch of a conditional ``c ? ... : ...`` the condition decides;
 - by the policy's ``spec.match`` (which every expression of the policy runs behind).
 
+Keys the model always fills (``PRESENT_KEYS``: ``pod.nonZeroRequests['cpu']``,
+``node.requested['pods']`` ...) need no guard.
+
 Accesses through comprehension variables (``pods.all(p, p.labels.x)``) or with a computed
 key (``node.labels[params.key]``) are not judged: their guards live outside the expression.
 """
@@ -33,6 +36,12 @@ Key = tuple[str, str]
 FREE_FORM_MAPS: Mapping[str, frozenset[str]] = {
     name: frozenset(f for f, t in OBJECT_TYPES[name].items() if t.name == "map")
     for name in (POD_TYPE.name, NODE_TYPE.name)
+}
+# keys some of those maps always hold (the model fills them on every pod / node)
+PRESENT_KEYS: Mapping[tuple[str, str], frozenset[str]] = {
+    (POD_TYPE.name, "nonZeroRequests"): frozenset({"cpu", "memory"}),
+    (NODE_TYPE.name, "requested"): frozenset({"pods"}),
+    (NODE_TYPE.name, "nonZeroRequested"): frozenset({"cpu", "memory", "pods"}),
 }
 NOUNS = {"labels": "label", "annotations": "annotation", "nodeSelector": "nodeSelector key"}
 
@@ -136,6 +145,10 @@ class _Walk:
         name = self.free_form_map(receiver, bound)
         map_type = self.types.get(id(receiver))
         if name is None or map_type is None or not map_type.params:
+            return None
+        assert isinstance(receiver, ast.Select)
+        owner = self.types[id(receiver.operand)].name
+        if key in PRESENT_KEYS.get((owner, receiver.field), ()):
             return None
         root = receiver.operand if isinstance(receiver, ast.Select) else receiver
         return UnguardedAccess(root.offset, name, key, index, map_type.params[-1])

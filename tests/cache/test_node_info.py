@@ -32,6 +32,32 @@ def test_adding_pods_updates_requested_free_count_and_ports() -> None:
     assert type_errors(node.view, NODE_TYPE) == []
 
 
+def test_non_zero_requested_counts_kube_defaults_per_container() -> None:
+    # kube-scheduler's TestNodeInfoAddPod (framework/types_test.go): overhead, an init
+    # container, and a container without a memory request (200Mi by default)
+    def pod(name: str, requests: dict[str, str], overhead: dict[str, str],
+            init: dict[str, str] | None = None) -> PodInfo:
+        spec: dict[str, Any] = {
+            "containers": [{"name": "c", "resources": {"requests": requests}}],
+            "overhead": overhead}
+        if init:
+            spec["initContainers"] = [{"name": "i", "resources": {"requests": init}}]
+        return pod_info({"metadata": {"name": name}, "spec": spec})
+
+    node = NodeInfo.of(make_node("n1"))
+    node.add_pod(pod("test-1", {"cpu": "100m", "memory": "500"}, {"cpu": "500m"}))
+    node.add_pod(pod("test-2", {"cpu": "200m"}, {"cpu": "500m", "memory": "500"}))
+    test_3 = pod("test-3", {"cpu": "200m"}, {"cpu": "500m", "memory": "500"},
+                 {"cpu": "500m", "memory": "200Mi"})
+    node.add_pod(test_3)
+    assert node.requested["cpu"] == 2300 and node.requested["memory"] == 209716700
+    assert node.view["nonZeroRequested"] == {"cpu": 2300, "memory": 419431900, "pods": 3}
+    node.remove_pod(test_3)
+    assert node.view["nonZeroRequested"] == {"cpu": 1300, "memory": 1000 + 200 * 2**20,
+                                             "pods": 2}
+    assert type_errors(node.view, NODE_TYPE) == []
+
+
 def test_removing_pods_restores_the_empty_node() -> None:
     empty = NodeInfo.of(make_node("n1")).view
     node = NodeInfo.of(make_node("n1"))
@@ -43,7 +69,7 @@ def test_removing_pods_restores_the_empty_node() -> None:
     assert node.used_ports == [{"hostIP": "", "protocol": "TCP", "hostPort": 80}]  # b's
     assert node.remove_pod(b) is b
     assert node.generation > generation
-    for field in ("requested", "free", "podCount", "usedPorts"):
+    for field in ("requested", "nonZeroRequested", "free", "podCount", "usedPorts"):
         assert node.view[field] == empty[field], field
     assert node.pods == {} and node.pod_views == []
 
@@ -147,7 +173,7 @@ def test_incremental_updates_match_a_fresh_count() -> None:
         fresh = NodeInfo.of(node.obj)
         for counted in node.pods.values():
             fresh.add_pod(counted)
-        for field in ("requested", "free", "podCount"):
+        for field in ("requested", "nonZeroRequested", "free", "podCount"):
             assert node.view[field] == fresh.view[field]
         used = sorted((p["hostIP"], p["protocol"], p["hostPort"]) for p in node.used_ports)
         expected = sorted({port for p in node.pods.values() for port in p.host_ports})

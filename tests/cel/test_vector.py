@@ -55,6 +55,20 @@ EXPRESSIONS = [
     "node.m[pod.key] > 1",
     "node.s in pod.map || node.s in pod.list",
     "node.s in pod.map ? pod.map[node.s] : 0",
+    # filter / map with a predicate over a pod-side list, unrolled
+    "pod.list.filter(v, v != node.s)",
+    "pod.list.map(v, v != node.s, v + '!')",
+    "pod.list.map(v, node.a / node.b > 0, v)",  # the predicate errs on some nodes
+    "pod.list.map(v, v == node.s, string(pod.x / (pod.x - pod.x)))",  # so does a transform
+    "pod.map.filter(k, pod.map[k] > node.a).size() > 0",
+    # an optional lookup with a default, per distinct map
+    "node.m[?pod.key].orValue(-1) > pod.x",
+    "node.m[?'k'].orValue(pod.x) + 1",
+    # operators on values the arrays do not hold: once per distinct combination
+    "(node.flag ? ['a'] : []) + pod.list",
+    "(node.flag ? ['a'] : []) + pod.list.filter(v, v != node.s)",
+    "node.s + pod.s == 'ab'",
+    "node.s < pod.s",
 ]
 
 
@@ -137,3 +151,30 @@ def _at(result: Any, i: int) -> Any:
         return value.item() if not isinstance(value, np.bool_) else bool(value)
     value = result.uniques[result.codes[i]]
     return CelError if isinstance(value, CelError) else value
+
+
+def test_a_list_of_reasons_is_computed_with_columns_not_per_node(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the shape of NodeResourcesFit's reasons: a node-side condition's list joined with a
+    # map over the pod's resources reading the node's maps with defaults; nothing may run
+    # a closure per node (the distinct lists are few, the nodes' maps all differ)
+    text = ("(node.n > 2 ? ['crowded'] : []) + pod.map.map(r, pod.map[r] > 0 && "
+            "pod.map[r] > node.m[?r].orValue(0), 'short of ' + r)")
+    per_node: list[str] = []
+    generic = Evaluation.generic
+
+    def counted(self: Evaluation, node: Any, local: Any) -> Any:
+        found = generic(self, node, local)
+        if not isinstance(found, Scalar):
+            per_node.append(str(node))
+        return found
+
+    monkeypatch.setattr(Evaluation, "generic", counted)
+    rng = random.Random(5)
+    nodes = [{"n": rng.randint(0, 4), "m": {"a": rng.randint(0, 9), "b": rng.randint(0, 9)}}
+             for _ in range(50)]
+    pod = {"map": {"a": 4, "b": 0, "c": 1}}
+    result, program = evaluate(text, pod, nodes)
+    assert per_node == []
+    assert [_at(result, i) for i in range(len(nodes))] == [
+        program.evaluate({"pod": pod, "node": n}) for n in nodes]

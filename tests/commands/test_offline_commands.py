@@ -299,10 +299,8 @@ def test_explain_table_marks_the_chosen_node_and_summarises_rejections(
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "chosen: small" in lines
-    summary = lines[lines.index("filter rejections:") + 1:][:2]
-    assert summary == [
-        "  rule node-resources-fit/cpu-capacity rejected 12 nodes: Insufficient cpu",
-        "  rule node-resources-fit/cpu rejected 1 node: Insufficient cpu"]
+    summary = lines[lines.index("filter rejections:") + 1]
+    assert summary == "  rule node-resources-fit/fits-request rejected 13 nodes: Insufficient cpu"
     header = next(i for i, line in enumerate(lines) if "VERDICT" in line)
     assert lines[header + 1].split()[:2] == ["*", "small"]  # the chosen node first
     assert len(lines) - header - 2 == 10  # --top 10 by default, then how many are left
@@ -311,13 +309,44 @@ def test_explain_table_marks_the_chosen_node_and_summarises_rejections(
     assert len(data["nodes"]) == 14  # json has every node, whatever the view
 
 
+def test_explain_counts_every_reason_of_a_node(tmp_path: Path) -> None:
+    # NodeResourcesFit names every resource a node lacks: the summary counts a node under
+    # each of its reasons (as the FailedScheduling message does), the verdict lists them all
+    node = ("apiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\n"
+            "status: {{allocatable: {{cpu: '{cpu}', memory: {memory}, pods: '110'}}}}\n")
+    docs = [node.format(name="short", cpu=1, memory="1Gi"),
+            node.format(name="thin", cpu=8, memory="1Gi"),
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec: {schedulerName: "
+            "policysched, containers: [{name: c, resources: {requests: {cpu: '2', "
+            "memory: 2Gi}}}]}\n"]
+    path = tmp_path / "cluster.yaml"
+    path.write_text("---\n".join(docs))
+    result = CliRunner().invoke(main, ["explain", "--cluster", str(path), "--pod", "big"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "unschedulable: 0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient " \
+        "memory. preemption: 0/2 nodes are available: 2 Preemption is not helpful for " \
+        "scheduling." in lines
+    assert lines[lines.index("filter rejections:") + 1] == (
+        "  rule node-resources-fit/fits-request rejected 2 nodes: Insufficient memory (2); "
+        "Insufficient cpu (1)")
+    assert any(line.split()[:4] == ["short", "node-resources-fit/fits-request:",
+                                    "Insufficient", "cpu,"] for line in lines)
+    data = explain_json("--cluster", str(path), "--pod", "big")
+    short = next(n for n in data["nodes"] if n["node"] == "short")
+    assert short["reasons"] == {"node-resources-fit/fits-request": [
+        "Insufficient cpu", "Insufficient memory"]}
+    assert short["filters"]["node-resources-fit/fits-request"] == \
+        "Insufficient cpu, Insufficient memory"
+
+
 def test_explain_views_one_node_all_nodes_and_failed_only(tmp_path: Path) -> None:
     cluster = two_node_cluster(tmp_path, nodes=12)
     base = ["explain", "--cluster", cluster, "--pod", "second"]
     one = CliRunner().invoke(main, [*base, "--node", "big"])
     assert one.exit_code == 0, one.output
     assert "node big: rejected" in one.output
-    assert ["node-resources-fit/cpu", "filter", "Insufficient", "cpu"] in [
+    assert ["node-resources-fit/fits-request", "filter", "Insufficient", "cpu"] in [
         line.split() for line in one.output.splitlines()]
     assert "tiny" not in one.output
     chosen = CliRunner().invoke(main, [*base, "--node", "small"])

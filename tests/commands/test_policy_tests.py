@@ -218,7 +218,7 @@ def test_shipped_test_files_are_versioned() -> None:
 RULES = case("verdicts and scores per rule and node", """\
   default/big:
     filters:
-      node-resources-fit/cpu: {node-a: Insufficient cpu, node-b: reject}
+      node-resources-fit/fits-request: {node-a: Insufficient cpu, node-b: reject}
       node-ports/free-host-ports: {node-a: pass}
   default/small:
     scores:
@@ -232,7 +232,7 @@ def test_filter_verdicts_and_scores_per_rule_and_node(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("change, failure", [
     (("node-b: reject", "node-b: pass"),
-     "default/big: filters: node-resources-fit/cpu on node-b: expected 'pass', "
+     "default/big: filters: node-resources-fit/fits-request on node-b: expected 'pass', "
      "got 'Insufficient cpu'"),
     (("{node-a: pass}", "{node-a: reject}"),
      "node-ports/free-host-ports on node-a: expected 'reject', got 'pass'"),

@@ -510,7 +510,7 @@ def _overcommit(node: dict[str, Any], pods: list[dict[str, Any]],
     asked: set[str] = {"pods"}
     for pod in pods:
         try:
-            requests, _ = pod_resources(pod.get("spec") or {})
+            requests = pod_resources(pod.get("spec") or {}).requests
         except ObjectError:
             continue
         for resource, amount in requests.items():

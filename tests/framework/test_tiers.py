@@ -25,6 +25,7 @@ from policysched.cel.library import quantity
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
+from policysched.framework.status import Code
 from policysched.framework.vectorised import NodeEvaluator
 from policysched.model.clock import SimulatedClock
 from policysched.resources import BUILTIN_POLICIES
@@ -65,7 +66,9 @@ def random_node(rng: random.Random, i: int, extreme: bool = False) -> dict[str, 
         "spec": {"taints": taints, "unschedulable": rng.random() < 0.05},
         "status": {"allocatable": {"cpu": rng.choice(("1", "2", "4")),
                                    "memory": rng.choice(("2Gi", "8Gi")),
-                                   "pods": str(rng.choice((3, 10, 110)))},
+                                   "pods": str(rng.choice((3, 10, 110))),
+                                   **({"example.com/dongle": "2"} if rng.random() < 0.3
+                                      else {})},
                    "images": images},
     } if not extreme else {
         "apiVersion": "v1", "kind": "Node",
@@ -95,6 +98,20 @@ def random_pod(rng: random.Random, i: int, node: str = "",
     }
     if rng.random() < 0.1:
         spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8080}]
+    if rng.random() < 0.15:  # a second container without requests, counted non-zero
+        spec["containers"].append({"name": "helper", "image": "registry.k8s.io/pause:3.10"})
+    if rng.random() < 0.15:  # a sidecar (its host port held) and an init container
+        spec["initContainers"] = [
+            {"name": "proxy", "restartPolicy": "Always",
+             "resources": {"requests": {"cpu": rng.choice(("50m", "1"))}},
+             "ports": [{"containerPort": 15001, "hostPort": rng.choice((0, 15001))}]},
+            {"name": "setup", "resources": {"requests": {"memory": rng.choice(("1Mi", "3Gi"))}}}]
+    if rng.random() < 0.1:
+        spec["containers"][0]["resources"]["requests"]["example.com/dongle"] = "1"
+    if rng.random() < 0.1:
+        spec["overhead"] = {"cpu": "250m"}
+    if rng.random() < 0.1:
+        spec["resources"] = {"requests": {"cpu": rng.choice(("200m", "3"))}}
     if rng.random() < 0.2:
         spec["nodeSelector"] = {"disk": rng.choice(("ssd", "hdd"))}
     if rng.random() < 0.2:
@@ -369,3 +386,58 @@ def test_a_filter_reason_is_its_message_expression_on_that_node_in_both_tiers(
     assert vectorised == scalar
     message = scalar["default/pod-0"][1]
     assert message is not None and "1 no room for pod-0 on node-0" in message, message
+
+
+REASONS = """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: several}
+spec:
+  filter:
+  - name: checks
+    reasons: |
+      (node.name == 'node-0' ? [] : ['not node-0']) +
+      (node.name == 'node-2' ? ['node-2 too'] : []) +
+      (node.name == 'node-1' && 'poison' in pod.labels ? dyn([1]) : [])
+    unresolvableExpression: |
+      'poison' in pod.labels ? node.labels['absent'] == '' : node.name == 'node-2'
+  - name: skipped
+    reasons: "[pod.labels['absent']]"
+    failurePolicy: Ignore
+  - name: static
+    reasons: "node.name == 'node-0' ? ['static'] : []"
+    unresolvableExpression: "pod.labels['absent'] == ''"
+    unresolvable: true
+    failurePolicy: Ignore
+"""
+
+
+@pytest.mark.parametrize("poison", [False, True])
+def test_a_filter_with_reasons_gives_each_node_its_reasons_in_both_tiers(
+        tmp_path: Path, poison: bool) -> None:
+    loaded = engine_with(tmp_path, REASONS)
+    got = []
+    for evaluation in (SCALAR, VECTORISED):
+        s = scheduler(small_cluster(pods=2), evaluation, loaded)
+        fwk = s.profiles["policysched"]
+        snapshot = s.cache.snapshot()
+        pod = s.cache.pending_pods()[0 if poison else 1]
+        state = s.cycle_state(pod, snapshot)
+        if not isinstance(s.evaluator, NodeEvaluator):
+            got.append([fwk.run_filter(state, n) for n in snapshot.nodes])
+        else:
+            _, _, status_of = s.evaluator.filter(fwk, state, snapshot)
+            got.append([status_of(row) for row in range(len(snapshot.nodes))])
+    assert got[0] == got[1]
+    node_0, node_1, node_2 = got[0]
+    # node-0 passes `checks`, `skipped` fails there (ignored: it passes), and `static`'s
+    # unresolvableExpression fails (ignored: `unresolvable` applies)
+    assert (node_0.code, node_0.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("static",))
+    if poison:  # a list of the wrong type, and an unresolvableExpression that fails
+        assert node_1.code is Code.ERROR
+        assert "must evaluate to a list of strings, got ['not node-0', 1]" in node_1.message
+        assert node_2.code is Code.ERROR and "no such key: absent" in node_2.message
+    else:
+        assert (node_1.code, node_1.reasons) == (Code.UNSCHEDULABLE, ("not node-0",))
+        assert (node_2.code, node_2.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                                 ("not node-0", "node-2 too"))

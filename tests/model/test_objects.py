@@ -109,6 +109,21 @@ def test_host_network_pods_use_their_container_ports_on_the_host() -> None:
     assert pod_info(pod).host_ports == (("", "UDP", 53),)
 
 
+def test_sidecar_ports_count_and_other_init_container_ports_do_not() -> None:
+    # kube-scheduler's GetHostPorts: sidecars (restartPolicy Always) first, then containers;
+    # an init container that exits before the pod runs holds no port; hostNetwork defaults
+    # a sidecar's hostPort too
+    pod = make_pod("p", host_port=8080, hostNetwork=True)
+    pod["spec"]["initContainers"] = [
+        {"name": "setup", "ports": [{"containerPort": 9000, "hostPort": 9000}]},
+        {"name": "proxy", "restartPolicy": "Always",
+         "ports": [{"containerPort": 15001}, {"containerPort": 53, "protocol": "UDP"}]},
+    ]
+    info = pod_info(pod)
+    assert info.host_ports == (("", "TCP", 15001), ("", "UDP", 53), ("", "TCP", 8080))
+    assert [p["containerPort"] for p in info.view["ports"]] == [15001, 53, 80]
+
+
 def _requests(spec: dict[str, Any]) -> dict[str, int]:
     return pod_info({"metadata": {"name": "p"}, "spec": spec}).requests
 

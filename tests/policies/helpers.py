@@ -7,18 +7,28 @@ as the cache does. ``Harness`` evaluates one compiled policy the way the engine'
 ``Framework`` does: variables computed lazily once per pod, filter rules in order up to the
 first failure, score rules per node, preFilter / preScore / permit / postFilter / bind
 fields.
+
+``KubeCase`` runs a policy in the engine itself on API objects (pods, nodes), the model and
+cache computing what the views hold: for kube-scheduler's plugin tests, which are written on
+pods and nodes.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from policysched.cache.cache import has_pod_affinity
+from policysched.cache.node_info import NodeInfo
+from policysched.commands.loading import load_engine
+from policysched.framework.runtime import CycleState, Framework
+from policysched.framework.status import Status
+from policysched.model.objects import pod_info
+from policysched.model.resources import NON_ZERO_DEFAULTS, ordered
 from policysched.model.selectors import (
     PodAffinityTerm,
     pod_affinity_term,
@@ -27,6 +37,8 @@ from policysched.model.selectors import (
 )
 from policysched.policy import ExtensionPoint, Policy, load_policy_set
 from policysched.policy.model import Aggregate
+
+from ..framework import POLICIES_ONLY
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -84,6 +96,10 @@ def pod(name: str = "web-1", *, namespace: str = "default", labels: Mapping[str,
     raw_metadata.update(metadata or {})
     group = {"name": "", "minMember": 0, "scheduleTimeoutSeconds": 0}
     group.update(pod_group or {})
+    # one container: kube's non-zero defaults apply to the pod as to that container
+    non_zero = {**(requests or {})}
+    for resource, default in NON_ZERO_DEFAULTS.items():
+        non_zero.setdefault(resource, default)
     return {
         "name": name,
         "namespace": namespace,
@@ -92,7 +108,8 @@ def pod(name: str = "web-1", *, namespace: str = "default", labels: Mapping[str,
         "annotations": dict(annotations or {}),
         "creationTimestamp": creation,
         "priority": priority,
-        "requests": dict(requests or {}),
+        "requests": ordered(requests or {}),  # in kube's order, as the model lists them
+        "nonZeroRequests": ordered(non_zero),
         "limits": dict(limits or {}),
         "ports": full_ports,
         "tolerations": full_tolerations,
@@ -134,6 +151,7 @@ def node(name: str = "node-a", *, labels: Mapping[str, str] | None = None,
         "unschedulable": unschedulable,
         "allocatable": alloc,
         "requested": requested,
+        "nonZeroRequested": {**requested, **dict.fromkeys(NON_ZERO_DEFAULTS, 0)},
         "free": dict(alloc),
         "podCount": 0,
         "usedPorts": [],
@@ -147,8 +165,9 @@ def node(name: str = "node-a", *, labels: Mapping[str, str] | None = None,
 @dataclass
 class Cluster:
     """Nodes and the pods placed on them (``nodeName`` set): node aggregates as the cache
-    computes them (requested sums nonzero requests, free = allocatable - requested, podCount,
-    usedPorts for host ports)."""
+    computes them (requested sums nonzero requests, nonZeroRequested the same with the pods'
+    non-zero cpu and memory, free = allocatable - requested, podCount, usedPorts for host
+    ports)."""
 
     nodes: list[dict[str, Any]]
     pods: list[dict[str, Any]] = field(default_factory=list)
@@ -164,8 +183,14 @@ class Cluster:
                     n["requested"][resource] = n["requested"].get(resource, 0) + amount
                     if resource in n["allocatable"]:
                         n["free"][resource] = n["allocatable"][resource] - n["requested"][resource]
+            non_zero = {**n["nonZeroRequested"], **n["requested"]}
+            for resource in NON_ZERO_DEFAULTS:
+                non_zero[resource] = n["nonZeroRequested"][resource] + \
+                    p["nonZeroRequests"][resource]
+            n["nonZeroRequested"] = non_zero
             n["podCount"] += 1
             n["requested"]["pods"] = n["podCount"]
+            n["nonZeroRequested"]["pods"] = n["podCount"]
             if "pods" in n["allocatable"]:
                 n["free"]["pods"] = n["allocatable"]["pods"] - n["podCount"]
             for port in p["ports"]:
@@ -328,8 +353,9 @@ class _Aggregates(dict[str, Any]):
 @dataclass(frozen=True)
 class Rejection:
     rule: str
-    reason: str
+    reason: str  # the reasons joined, as kube's status message
     unresolvable: bool
+    reasons: tuple[str, ...] = ()
 
 
 class Harness:
@@ -380,13 +406,22 @@ class Harness:
 
     # filter
     def filter(self, the_node: dict[str, Any] | str) -> Rejection | None:
-        """The first failing filter rule (None when the node fits)."""
+        """The first failing filter rule (None when the node fits), with its reasons (a
+        ``reasons`` rule may give several) and unresolvability on that node."""
         act = self.node_activation(the_node)
         for rule in self.rules(ExtensionPoint.FILTER):
-            value = rule.expression.evaluate(act)
-            assert isinstance(value, bool), (rule.name, value)
-            if not value:
-                return Rejection(rule.name, rule.reason, rule.unresolvable)
+            if rule.reasons is not None:
+                reasons = tuple(rule.reasons.evaluate(act))
+                assert all(isinstance(r, str) for r in reasons), (rule.name, reasons)
+            else:
+                value = rule.expression.evaluate(act)
+                assert isinstance(value, bool), (rule.name, value)
+                reasons = () if value else (rule.reason,)
+            if reasons:
+                unresolvable = rule.unresolvable
+                if rule.unresolvable_expression is not None:
+                    unresolvable = rule.unresolvable_expression.evaluate(act)
+                return Rejection(rule.name, ", ".join(reasons), unresolvable, reasons)
         return None
 
     def reasons(self) -> dict[str, str | None]:
@@ -479,4 +514,108 @@ def huge_cluster(rng: Any) -> tuple[dict[str, Any], Cluster]:
         n["requested"][r] = min(amount, INT64_MAX)
         if r in n["allocatable"]:
             n["free"][r] = n["allocatable"][r] - n["requested"][r]
+    for r, amount in n["nonZeroRequested"].items():
+        n["nonZeroRequested"][r] = min(amount, INT64_MAX)
     return pod(requests=amounts()), cluster
+
+
+# --------------------------------------------------------------------------- on API objects
+
+
+def api_pod(*containers: Mapping[str, str], init: Sequence[Mapping[str, str]] = (),
+            sidecars: Sequence[Mapping[str, str]] = (), node: str = "", name: str = "",
+            **spec: Any) -> dict[str, Any]:
+    """A Pod object with one container per ``containers`` entry (its requests), init
+    containers (``init``) after sidecar init containers (``sidecars``); more ``spec``."""
+    def container(kind: str, i: int, requests: Mapping[str, str]) -> dict[str, Any]:
+        return {"name": f"{kind}{i}", "resources": {"requests": dict(requests)}}
+
+    inits = [{**container("sidecar", i, r), "restartPolicy": "Always"}
+             for i, r in enumerate(sidecars)]
+    inits += [container("init", i, r) for i, r in enumerate(init)]
+    full: dict[str, Any] = {"containers": [container("c", i, r)
+                                           for i, r in enumerate(containers)], **spec}
+    if inits:
+        full["initContainers"] = inits
+    if node:
+        full["nodeName"] = node
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name or "pod"},
+            "spec": full}
+
+
+def api_node(name: str, **allocatable: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": allocatable, "capacity": allocatable}}
+
+
+def cap(cpu: str, memory: str) -> dict[str, str]:
+    """st.MakeNode().Capacity(...): the allocatable of kube's test nodes (32 pods)."""
+    return {"cpu": cpu, "memory": memory, "pods": "32"}
+
+
+def req(cpu: str, memory: str) -> dict[str, str]:
+    return {"cpu": cpu, "memory": memory}
+
+
+def placed_pods(placed: Sequence[tuple[int, Any]]) -> list[dict[str, Any]]:
+    """Pods on ``node1``, ``node2`` ... (by index): a container's requests (None: a pod
+    without containers, kube's st.MakePod()), or a whole pod."""
+    out = []
+    for index, what in placed:
+        node_name = f"node{index + 1}"
+        if what is None:
+            out.append(api_pod(node=node_name))
+        elif "spec" in what:
+            out.append({**what, "spec": {**what["spec"], "nodeName": node_name}})
+        else:
+            out.append(api_pod(what, node=node_name))
+    return out
+
+
+@cache
+def _framework(name: str) -> Framework:
+    engine = load_engine([str(POLICIES / f"{name}.yaml")], POLICIES_ONLY)
+    return engine.frameworks["policysched"]
+
+
+@dataclass
+class KubeCase:
+    """``policy`` in the engine, for the pod ``pod`` on ``nodes`` with ``pods`` on them
+    (API objects; a pod's ``nodeName`` places it)."""
+
+    policy: str
+    pod: dict[str, Any]
+    nodes: list[dict[str, Any]]
+    pods: list[dict[str, Any]] = field(default_factory=list)
+
+    def infos(self) -> list[NodeInfo]:
+        infos = [NodeInfo.of(n) for n in self.nodes]
+        for i, p in enumerate(self.pods):
+            placed = pod_info({**p, "metadata": {**p["metadata"], "name": f"running-{i}"}})
+            next(n for n in infos if n.name == placed.node_name).add_pod(placed)
+        return infos
+
+    def state(self) -> tuple[Framework, CycleState]:
+        return _framework(self.policy), CycleState(pod_info(self.pod), 0, list, list)
+
+    def filter(self) -> dict[str, Status]:
+        """Node name → the policy's filter status."""
+        fwk, state = self.state()
+        return {n.name: fwk.run_filter(state, n) for n in self.infos()}
+
+    def scores(self, params: Mapping[str, Any] | None = None) -> dict[str, float] | None:
+        """Node name → the policy's raw score (its one score rule), with ``params``
+        overriding the policy's; None when preScore skips it."""
+        fwk, state = self.state()
+        if params:
+            [instance] = fwk.instances
+            fwk = Framework(fwk.scheduler_name, [
+                replace(instance, params={**instance.params, **params})])
+        fwk.run_pre_score(state)
+        infos = self.infos()
+        status, _, detail = fwk.run_score(state, infos)
+        assert status.is_success, status
+        if not detail:
+            return None
+        [rows] = detail.values()
+        return {n.name: raw for n, (raw, _, _) in zip(infos, rows, strict=True)}

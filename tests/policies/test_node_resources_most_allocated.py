@@ -3,8 +3,25 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
-from .helpers import GI, MI, Cluster, Harness, huge_cluster, node, pod
+import pytest
+
+from .helpers import (
+    GI,
+    Cluster,
+    Harness,
+    KubeCase,
+    api_node,
+    api_pod,
+    cap,
+    huge_cluster,
+    node,
+    placed_pods,
+    pod,
+    req,
+)
+from .test_node_resources_fit import TWO_CONTAINERS
 
 
 def scores(the_pod: dict, cluster: Cluster, **params: int) -> dict[str, int]:
@@ -37,12 +54,11 @@ def exact_most_allocated(the_pod: dict, cluster: Cluster) -> int:
     """MostAllocated in exact (unbounded) integer arithmetic."""
     n = cluster.node("a")
     total = weights = 0
-    for r, default in (("cpu", 100), ("memory", 200 * MI)):
+    for r in ("cpu", "memory"):
         alloc = n["allocatable"].get(r, 0)
         if alloc == 0:
             continue
-        used = n["requested"].get(r, 0) + the_pod["requests"].get(r, default) + default * sum(
-            1 for p in cluster.pods_on("a") if r not in p["requests"])
+        used = n["nonZeroRequested"][r] + the_pod["nonZeroRequests"][r]
         total += min(used, alloc) * 100 // alloc
         weights += 1
     return total // weights if weights else 0
@@ -54,3 +70,46 @@ def test_exact_and_int64_safe_on_huge_nodes() -> None:
     for _ in range(400):
         the_pod, cluster = huge_cluster(rng)
         assert scores(the_pod, cluster) == {"a": exact_most_allocated(the_pod, cluster)}
+
+
+# kube-scheduler's TestMostAllocatedScoringStrategy (most_allocated_test.go) and TestFitScore
+# (fit_test.go, MostAllocated), on API objects
+MOST_ALLOCATED: list[Any] = [
+    ("nothing scheduled, nothing requested", api_pod(),
+     [cap("4000", "10000"), cap("4000", "10000")], [], {}, [0, 0]),
+    ("nothing scheduled, resources requested, differently sized nodes", TWO_CONTAINERS,
+     [cap("4000", "10000"), cap("6000", "10000")], [], {}, [62, 50]),
+    ("no resources requested, pods scheduled with resources", api_pod(),
+     [cap("10000", "20000"), cap("10000", "20000")],
+     [(0, req("3000", "0")), (0, req("3000", "0")), (1, req("3000", "0")),
+      (1, req("3000", "5000"))], {}, [30, 42]),
+    ("resources requested, pods scheduled with resources", TWO_CONTAINERS,
+     [cap("10000", "20000"), cap("10000", "20000")],
+     [(0, req("3000", "0")), (1, req("3000", "5000"))], {}, [42, 55]),
+    ("resources requested equal node capacity",
+     api_pod(req("2000", "4000"), req("3000", "5000")),
+     [cap("5000", "10000"), cap("10000", "9000")], [], {}, [95, 75]),
+    ("nothing scheduled, resources requested, differently sized nodes (weights 1:2)",
+     TWO_CONTAINERS, [cap("4000", "10000"), cap("6000", "10000")], [],
+     {"cpuWeight": 1, "memoryWeight": 2}, [58, 50]),
+    ("no resources requested, pods scheduled, nonzero request for resource", api_pod({}),
+     [cap("250m", "1000Mi"), cap("250m", "1000Mi")], [(0, {}), (0, {})], {}, [80, 30]),
+    ("test case for ScoringStrategy MostAllocated", api_pod(req("1000", "2000")),
+     [cap("4000", "10000"), cap("6000", "10000")],
+     [(0, req("2000", "4000")), (1, req("1000", "2000"))], {}, [67, 36]),
+    ("test case for ScoringStrategy MostAllocated with sidecar container",
+     api_pod(req("1000", "2000")), [cap("4000", "10000"), cap("4000", "10000")],
+     [(0, api_pod(req("1000", "2000"), sidecars=[req("1000", "2000")])),
+      (1, req("1000", "2000"))], {}, [67, 45]),
+]
+
+
+@pytest.mark.parametrize(("pod", "nodes", "placed", "params", "want"),
+                         [pytest.param(*c[1:], id=c[0]) for c in MOST_ALLOCATED])
+def test_kube_most_allocated(pod: dict[str, Any], nodes: list[dict[str, str]],
+                             placed: list[tuple[int, Any]], params: dict[str, int],
+                             want: list[int]) -> None:
+    case = KubeCase("node-resources-most-allocated", pod,
+                    [api_node(f"node{i + 1}", **n) for i, n in enumerate(nodes)],
+                    placed_pods(placed))
+    assert case.scores(params) == {f"node{i + 1}": w for i, w in enumerate(want)}

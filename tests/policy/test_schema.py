@@ -150,6 +150,24 @@ def test_queue_sort_needs_exactly_one_of_less_and_keys() -> None:
     assert errors(both) == ['9:5: p/q: only one of "less", "keys" may be set']
 
 
+def test_filter_needs_exactly_one_of_expression_and_reasons_and_reasons_no_message() -> None:
+    assert errors(policy("  filter:\n  - name: f\n    reason: r\n")) == [
+        '7:5: p/f: one of "expression", "reasons" is required',
+    ]
+    both = policy("  filter:\n  - name: f\n    expression: 'true'\n    reasons: '[]'\n")
+    assert errors(both) == ['9:5: p/f: only one of "expression", "reasons" may be set']
+    with_message = policy("  filter:\n  - name: f\n    reasons: \"['x']\"\n"
+                          "    reason: r\n    messageExpression: \"'m'\"\n"
+                          "    unresolvableExpression: 'true'\n")
+    assert errors(with_message) == [
+        '9:5: p/f: field "reason" cannot be set with "reasons"',
+        '10:5: p/f: field "messageExpression" cannot be set with "reasons"',
+    ]
+    assert errors(policy("  filter:\n  - name: f\n    reasons: '[1]'\n")) == [
+        "8:15: p/f: reasons: type error: expression must evaluate to list(string), "
+        "found list(int)"]
+
+
 def test_params_keys_must_be_identifiers_and_expressions_non_empty() -> None:
     text = policy('  params:\n    max-pods: 3\n  filter:\n  - name: f\n    expression: ""\n')
     assert errors(text) == [
