@@ -78,8 +78,11 @@ class Comparison:
 
     @property
     def scores_differ(self) -> bool:
-        """Both sides made the decision, kube scored nodes, and some total differs."""
-        return self.compared and bool(self.kube.scores) and not self.scores_equal
+        """Both sides made the decision, kube scored nodes, and some total differs, or some
+        plugin's part (equal totals can hide a plugin that scores where kube's skips)."""
+        return self.compared and bool(self.kube.scores) and (
+            not self.scores_equal
+            or (bool(self.kube.plugin_scores) and bool(self.plugins_scored_differently)))
 
     @property
     def plugins_scored_differently(self) -> list[str]:
