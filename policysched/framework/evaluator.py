@@ -21,7 +21,7 @@ import numpy as np
 from ..cache.cache import Snapshot
 from ..cache.node_info import NodeInfo
 from ..model.objects import PodInfo
-from ..policy.model import FilterRule
+from ..policy.model import ExtensionPoint, FilterRule
 from .runtime import CycleState, Framework
 from .status import Code, Status
 
@@ -48,8 +48,10 @@ class Evaluator(Protocol):
         ...
 
     def score(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
-              rows: np.ndarray) -> tuple[Status, np.ndarray]:
-        """The total weighted score of the nodes ``rows`` (in that order)."""
+              rows: np.ndarray) -> tuple[Status, np.ndarray, dict[str, np.ndarray]]:
+        """The total weighted score of the nodes ``rows`` (in that order), and each
+        score policy's part of it (policy name → weighted score per node; a policy
+        preScore skipped has none)."""
         ...
 
     def reset(self) -> None:
@@ -81,9 +83,15 @@ class ScalarEvaluator:
         return Feasible(np.array(feasible, np.int64), processed)
 
     def score(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
-              rows: np.ndarray) -> tuple[Status, np.ndarray]:
-        status, totals, _ = fwk.run_score(state, [snapshot.nodes[r] for r in rows.tolist()])
-        return status, np.array(totals, np.int64)
+              rows: np.ndarray) -> tuple[Status, np.ndarray, dict[str, np.ndarray]]:
+        status, totals, detail = fwk.run_score(state, [snapshot.nodes[r] for r in rows.tolist()])
+        parts: dict[str, np.ndarray] = {}
+        for instance, rule in fwk.rules(ExtensionPoint.SCORE):
+            found = detail.get(rule.qualified_name)
+            if found is not None:
+                weighted = np.array([w for _, _, w in found], np.int64)
+                parts[instance.name] = parts.get(instance.name, 0) + weighted
+        return status, np.array(totals, np.int64), parts
 
     def reset(self) -> None:
         pass

@@ -93,15 +93,17 @@ class EngineSettings:
 class Decision:
     """The outcome of choosing a node: a node name, or a failure status and its message
     (``statuses``: the nodes that failed a filter, when none fits; ``scores``: each scored
-    node's total, when two or more were feasible). On a failure, ``nomination`` is what
-    becomes of the pod's nominated node (kube's NominatingInfo): a node to nominate, "" to
-    clear it, None to leave it."""
+    node's total, when two or more were feasible, and ``policy_scores`` its parts: node →
+    score policy → weighted score, as kube-scheduler's V(10) "Plugin scored node"). On a
+    failure, ``nomination`` is what becomes of the pod's nominated node (kube's
+    NominatingInfo): a node to nominate, "" to clear it, None to leave it."""
 
     node: str | None
     status: Status
     message: str = ""
     statuses: dict[str, Status] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
+    policy_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     nomination: str | None = ""
 
 
@@ -419,14 +421,17 @@ class Scheduler:
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
         started = self.reach("Score")
-        status, totals = self.evaluator.score(fwk, state, snapshot, rows)
+        status, totals, parts = self.evaluator.score(fwk, state, snapshot, rows)
         self._observe(fwk, "Score", status, started)
         if not status.is_success:
             return Decision(None, status, status.message, statuses)
         chosen = nodes[self._select_host(rows, totals)]
         decision = self._bind_target(fwk, state, snapshot, chosen, statuses)
-        decision.scores = {nodes[int(row)].name: float(total)
-                           for row, total in zip(rows, totals, strict=True)}
+        scored = [nodes[int(row)].name for row in rows]
+        decision.scores = {name: float(total) for name, total in zip(scored, totals, strict=True)}
+        decision.policy_scores = {name: {policy: int(weighted[i])
+                                         for policy, weighted in parts.items()}
+                                  for i, name in enumerate(scored)}
         return decision
 
     def _bind_target(self, fwk: Framework, state: CycleState, snapshot: Snapshot,

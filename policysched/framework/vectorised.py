@@ -274,10 +274,12 @@ class NodeEvaluator:
     # -- score ----------------------------------------------------------------------------
 
     def score(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
-              rows: np.ndarray) -> tuple[Status, np.ndarray]:
-        """Total weighted score of the nodes ``rows`` (in that order), as ``run_score``."""
+              rows: np.ndarray) -> tuple[Status, np.ndarray, dict[str, np.ndarray]]:
+        """Total weighted score of the nodes ``rows`` (in that order), and each policy's
+        part of it, as ``run_score``."""
         self.table.refresh(snapshot)
         totals = np.zeros(len(rows), np.int64)
+        parts: dict[str, np.ndarray] = {}
         for instance, rule in fwk.rules(ExtensionPoint.SCORE):
             if not fwk.matches(state, instance) or instance.name in state.skipped_scoring:
                 continue
@@ -288,21 +290,23 @@ class NodeEvaluator:
                 for row in rows.tolist():
                     found = plan.statuses.get(row)
                     if found is not None:
-                        return found, totals
+                        return found, totals, parts
             raw = plan.values[rows]
             infinite = np.flatnonzero(~np.isfinite(raw))
             if len(infinite):
                 i = int(infinite[0])
                 return score_not_finite(rule, snapshot.nodes[int(rows[i])].name,
-                                        float(raw[i])), totals
+                                        float(raw[i])), totals, parts
             scores = _normalise(raw, rule.normalize)
             outside = np.flatnonzero(~((scores >= 0) & (scores <= MAX_NODE_SCORE)))
             if len(outside):
                 i = int(outside[0])
                 return score_out_of_range(rule, snapshot.nodes[int(rows[i])].name,
-                                          float(scores[i])), totals
-            totals += np.trunc(scores).astype(np.int64) * (rule.weight * instance.weight)
-        return SUCCESS, totals
+                                          float(scores[i])), totals, parts
+            weighted = np.trunc(scores).astype(np.int64) * (rule.weight * instance.weight)
+            totals += weighted
+            parts[instance.name] = parts.get(instance.name, 0) + weighted
+        return SUCCESS, totals, parts
 
     # -- one rule -----------------------------------------------------------------------
 

@@ -47,10 +47,11 @@ class PodResources:
     """``requests`` and ``limits`` as kube-scheduler's filters read them;
     ``non_zero_requests`` the requests NodeResourcesFit's scoring reads for the pod being
     scheduled (``resourceAllocationScorer``: every container without a cpu / memory request
-    counts the defaults); ``counted_non_zero`` the cpu and memory a node's
-    ``NonZeroRequested`` counts for the pod (``PodInfo.CalculateResource``: the same,
-    except that with pod-level requests a resource the pod requests anywhere, even 0,
-    gets no default)."""
+    counts the defaults; pod-level requests ignored, as Fit's scorer leaves PodLevelResources
+    off — see ``pod_resources``); ``counted_non_zero`` the cpu and memory a node's
+    ``NonZeroRequested`` counts for the pod (``PodInfo.CalculateResource``: with pod-level
+    requests, which count there, a resource the pod requests anywhere, even 0, gets no
+    default)."""
 
     requests: Resources
     limits: Resources
@@ -139,18 +140,21 @@ def pod_resources(containers: list[ContainerResources], inits: list[ContainerRes
                   pod_requests: Resources, pod_limits: Resources,
                   overhead: Resources) -> PodResources:
     """The pod's ``PodResources`` from its containers, its pod-level requests and limits
-    (``spec.resources``, before defaulting) and its ``spec.overhead``."""
+    (``spec.resources``, before defaulting) and its ``spec.overhead``.
+
+    kube-scheduler v1.34 builds NodeResourcesFit's scorer (``nodeResourceStrategyTypeMap``)
+    without the plugin's feature flags, so the pod being scored counts its containers'
+    non-zero requests and its overhead but not its pod-level requests, while the pods on
+    the node count theirs (``NodeInfo.NonZeroRequested``); BalancedAllocation, built with
+    them, counts pod-level requests (``requests``). Reproduced, as kube does it."""
     pod_requests, pod_limits = default_pod_level(containers, inits, pod_requests, pod_limits)
     level_requests = {n: a for n, a in pod_requests.items() if is_pod_level_resource(n)}
     level_limits = {n: a for n, a in pod_limits.items() if is_pod_level_resource(n)}
-
-    def with_pod_level(amounts: Resources, level: Resources) -> Resources:
-        amounts.update(level)
-        _add_into(amounts, overhead)
-        return amounts
-
-    requests = with_pod_level(_requests(containers, inits), level_requests)
-    non_zero = with_pod_level(_requests(containers, inits, NON_ZERO_DEFAULTS), level_requests)
+    requests = _requests(containers, inits)
+    requests.update(level_requests)
+    _add_into(requests, overhead)
+    non_zero = _requests(containers, inits, NON_ZERO_DEFAULTS)
+    _add_into(non_zero, overhead)
     for name in NON_ZERO_DEFAULTS:  # present even in a pod without containers
         non_zero.setdefault(name, 0)
     limits = aggregate((c.limits for c in containers), ((c.limits, c.sidecar) for c in inits))

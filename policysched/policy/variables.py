@@ -267,10 +267,11 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "requests": "the pod's requests as kube-scheduler counts them (containers and sidecars "
                     "summed, init containers as a maximum, pod-level resources, overhead): "
                     f"{_RESOURCES_DOC}; cpu, memory and ephemeral-storage first, then by name",
-        "nonZeroRequests": "`requests` with kube-scheduler's non-zero defaults, as its "
-                           "resource scoring counts the pod: a container that requests no "
-                           "cpu (memory) counts 100m (200Mi); `cpu` and `memory` are always "
-                           "present",
+        "nonZeroRequests": "the requests NodeResourcesFit's scoring counts for the pod: "
+                           "its containers' with kube-scheduler's non-zero defaults (a "
+                           "container that requests no cpu (memory) counts 100m (200Mi)) "
+                           "and overhead, pod-level requests ignored as kube v1.34's does; "
+                           "`cpu` and `memory` are always present",
         "limits": f"the pod's limits, computed as `requests`: {_RESOURCES_DOC}",
         "ports": "the ports of its containers and sidecars (init containers with "
                  "`restartPolicy: Always`)",

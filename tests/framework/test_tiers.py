@@ -24,6 +24,7 @@ import yaml
 from policysched.cel.library import quantity
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
+from policysched.framework.evaluator import ScalarEvaluator
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
 from policysched.framework.status import Code
 from policysched.framework.vectorised import NodeEvaluator
@@ -197,12 +198,17 @@ def test_every_node_gets_the_same_status_and_score_in_both_tiers(
             if len(feasible) > 1:
                 fwk.run_pre_score(state)
                 fwk.run_pre_score(scalar_state)
-                status, totals = s.evaluator.score(fwk, state, snapshot, np.array(feasible))
-                want, want_totals, _ = fwk.run_score(
-                    scalar_state, [snapshot.nodes[r] for r in feasible])
+                status, totals, parts = s.evaluator.score(fwk, state, snapshot,
+                                                          np.array(feasible))
+                want, want_totals, want_parts = ScalarEvaluator().score(
+                    fwk, scalar_state, snapshot, np.array(feasible))
                 assert status == want, pod.key
                 if status.is_success:
-                    assert totals.tolist() == want_totals, pod.key
+                    assert totals.tolist() == want_totals.tolist(), pod.key
+                    # each policy's part too, and the parts add up to the total
+                    assert {p: v.tolist() for p, v in parts.items()} == \
+                        {p: v.tolist() for p, v in want_parts.items()}, pod.key
+                    assert sum(parts.values()).tolist() == want_totals.tolist(), pod.key
         if not s.schedule_one():
             break
         s.sync()

@@ -91,12 +91,27 @@ def test_non_zero_defaults_count_init_containers_sidecars_and_overhead() -> None
 
 def test_scoring_and_node_side_non_zero_differ_as_kube() -> None:
     # with pod-level requests, the node side gives no default to a resource the pod requests
-    # anywhere (here cpu 0 explicitly in one container); the scoring of the pod being
-    # scheduled defaults every container without one (kube v1.34's two computations)
+    # anywhere (here cpu 0 explicitly in one container) and counts the pod-level memory; the
+    # scoring of the pod being scheduled defaults every container without one and ignores
+    # pod-level requests (kube v1.34's two computations)
     pod = info([container({"cpu": "0"}), container()],
                resources={"requests": {"memory": "1Gi"}})
     assert pod.non_zero == {"cpu": 0, "memory": 2**30}
-    assert pod.view["nonZeroRequests"] == {"cpu": CPU0, "memory": 2**30}
+    assert pod.view["nonZeroRequests"] == {"cpu": CPU0, "memory": 2 * MEM0}
+
+
+def test_scoring_ignores_pod_level_requests_but_counts_overhead() -> None:
+    # kube v1.34's NodeResourcesFit scorer is built without the plugin's feature flags
+    # (nodeResourceStrategyTypeMap: resourceAllocationScorer.enablePodLevelResources false),
+    # so PodRequests(SkipPodLevelResources: true, NonMissingContainerRequests: 100m / 200Mi)
+    # then overhead: the containers' non-zero requests, not spec.resources; the filters and
+    # the node side (PodInfo.CalculateResource, feature gate on) count spec.resources
+    pod = info([container({"cpu": "100m"}), container()],
+               resources={"requests": {"cpu": "3", "memory": "1Gi"}},
+               overhead={"cpu": "10m", "memory": "1Mi"})
+    assert pod.requests == {"cpu": 3010, "memory": 2**30 + 2**20}
+    assert pod.non_zero == {"cpu": 3010, "memory": 2**30 + 2**20}
+    assert pod.view["nonZeroRequests"] == {"cpu": 200 + 10, "memory": 2 * MEM0 + 2**20}
 
 
 # the API server's defaulting of pod-level resources (pkg/apis/core/v1 TestPodResourcesDefaults)

@@ -1,8 +1,9 @@
 """``python -m tests.parity --decisions N [--seed S] [--cases-only] [--report docs/parity.md]``:
 compare policysched with the real kube-scheduler on the hand-written cases and generated
-scenarios, print the per-feature table, save each differing decision as a cluster file
-under .parity/failures/, and optionally write the report. Cache misses start a private
-control plane (``deploy/local/cluster.sh``) for the oracle; kube's outcomes are added to
+scenarios, print the per-feature table and which plugins' scores differ, save each differing
+decision (and each whose scores differ) as a cluster file under .parity/failures/, and
+optionally write the report. Cache misses start a private control plane
+(``deploy/local/cluster.sh``) for the oracle; kube's outcomes are added to
 tests/parity/kube-results.json.
 
 Exit status: 0 when every decision agrees, 1 when some differ, 2 when the oracle failed.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -59,9 +61,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     for kind, members in by_kind(comparisons).items():
         print(f"{len(members):5d}  {kind}")
+    differing_scores = Counter(p for c in comparisons if c.scores_differ
+                               for p in c.plugins_scored_differently)
+    if differing_scores:
+        print("\ndecisions whose scores differ, by plugin: " + ", ".join(
+            f"{plugin} {n}" for plugin, n in differing_scores.most_common()))
     written = save_failures(comparisons)
     if written:
-        print(f"\n{written} differing decisions saved as cluster files in {FAILURES}/")
+        print(f"\n{written} decisions that differ (or whose scores do) saved as cluster "
+              f"files in {FAILURES}/")
     if args.report:
         command = "python -m tests.parity " + shlex.join(argv if argv is not None
                                                          else sys.argv[1:])

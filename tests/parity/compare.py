@@ -6,7 +6,8 @@
   kube's top-score set; both unbound agrees too;
 * victims — the same nominated node and the same victims.
 
-``scores`` (our per-node totals equal kube's) is reported, not required. A difference has a
+``scores`` (our per-node totals equal kube's) is reported, not required; where they differ,
+``plugins_scored_differently`` says which plugins' parts do. A difference has a
 ``kind`` that says what differs (the message reasons whose counts differ, ...), so that the
 report groups decisions that differ alike.
 """
@@ -74,6 +75,23 @@ class Comparison:
     @property
     def scores_equal(self) -> bool:
         return self.kube.scores == self.ours.scores
+
+    @property
+    def scores_differ(self) -> bool:
+        """Both sides made the decision, kube scored nodes, and some total differs, or some
+        plugin's part (equal totals can hide a plugin that scores where kube's skips)."""
+        return self.compared and bool(self.kube.scores) and (
+            not self.scores_equal
+            or (bool(self.kube.plugin_scores) and bool(self.plugins_scored_differently)))
+
+    @property
+    def plugins_scored_differently(self) -> list[str]:
+        """The plugins whose weighted score differs on some node (a plugin only one side
+        ran counts), sorted."""
+        kube, ours = self.kube.plugin_scores, self.ours.plugin_scores
+        return sorted({plugin for node in kube.keys() | ours.keys()
+                       for plugin in kube.get(node, {}).keys() | ours.get(node, {}).keys()
+                       if kube.get(node, {}).get(plugin) != ours.get(node, {}).get(plugin)})
 
     @property
     def kind(self) -> str:

@@ -17,7 +17,8 @@ class Outcome:
     nominated: str | None = None
     victims: tuple[str, ...] = ()  # namespace/name, sorted
     scores: dict[str, int] = field(default_factory=dict)
-    # kube only: each scored node's weighted score per plugin (from its V(10) log)
+    # each scored node's weighted score per plugin (kube: from its V(10) log; ours: per
+    # policy, named as the plugin it reproduces)
     plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     # the decision could not be made: the API server refused the pod (kube), the oracle
     # timed out, or the replay failed; such a decision is not compared

@@ -6,7 +6,8 @@ deleted them), every earlier victim removed, and pod ``i`` pending. It is writte
 cluster file and run through what ``policysched simulate --cluster`` runs (the cluster-file
 parser, the built-in configuration and policies, ``commands.simulate.simulate``); recorded:
 the node, the first FailedScheduling message, the nominated node, the victims and the
-final score of each node of the cycle that bound the pod.
+final score of each node of the cycle that bound the pod, with its parts per policy (named as
+kube's plugins).
 """
 
 from __future__ import annotations
@@ -26,6 +27,16 @@ from .outcome import Outcome
 from .scenario import POD, Object, Scenario, cluster_text, pod_key
 
 FAILED_SCHEDULING = "FailedScheduling"
+# our score policies by the name of the kube-scheduler plugin each reproduces
+PLUGIN_OF_POLICY = {
+    "taint-toleration": "TaintToleration",
+    "node-affinity": "NodeAffinity",
+    "node-resources-fit": "NodeResourcesFit",
+    "pod-topology-spread": "PodTopologySpread",
+    "inter-pod-affinity": "InterPodAffinity",
+    "node-resources-balanced-allocation": "NodeResourcesBalancedAllocation",
+    "image-locality": "ImageLocality",
+}
 
 
 def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> list[Object]:
@@ -43,10 +54,12 @@ def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> lis
 
 @dataclass
 class _Observed:
-    """The scores of the cycle that bound one pod."""
+    """The scores of the cycle that bound one pod: the totals, and their parts by kube's
+    plugin names."""
 
     key: str
     scores: dict[str, int] | None = None
+    plugin_scores: dict[str, dict[str, int]] | None = None
 
     def __call__(self, scheduler: Scheduler, fwk: Framework, state: CycleState, snapshot: object,
                  decision: Decision) -> None:
@@ -54,6 +67,8 @@ class _Observed:
             return
         if decision.node is not None:
             self.scores = {n: round(s) for n, s in decision.scores.items()}
+            self.plugin_scores = {n: {PLUGIN_OF_POLICY.get(p, p): s for p, s in parts.items()}
+                                  for n, parts in decision.policy_scores.items()}
 
 
 class Replay:
@@ -79,7 +94,8 @@ class Replay:
             return Outcome(key, note="not in the simulation's outcomes")
         node = outcome.node
         return Outcome(key, node, message, outcome.nominated_node, tuple(sorted(outcome.victims)),
-                       observed.scores or {} if node else {})
+                       observed.scores or {} if node else {},
+                       observed.plugin_scores or {} if node else {})
 
     def scenario(self, scenario: Scenario, kube: Sequence[Outcome]) -> list[Outcome]:
         """Our outcome of each of kube's decisions (a decision kube could not make is

@@ -144,24 +144,42 @@ def _escape(text: str) -> str:
     return re.sub(r"([|*_<>])", r"\\\1", text)
 
 
+def plugin_scores_lines(c: Comparison) -> list[str]:
+    """Per scored node, each plugin's weighted score, kube's and ours (``-``: not run on
+    that side), those that differ marked."""
+    kube, ours = c.kube.plugin_scores, c.ours.plugin_scores
+    lines = []
+    for node in sorted(kube.keys() | ours.keys()):
+        theirs, mine = kube.get(node, {}), ours.get(node, {})
+        parts = []
+        for plugin in sorted(theirs.keys() | mine.keys()):
+            a, b = theirs.get(plugin, "-"), mine.get(plugin, "-")
+            parts.append(f"{plugin} {a}" + ("" if a == b else f" (ours {b})"))
+        lines.append(f"# scores on {node}, kube-scheduler's (ours where they differ): "
+                     + ", ".join(parts))
+    return lines
+
+
 def save_failures(comparisons: Sequence[Comparison], directory: Path = FAILURES) -> int:
-    """Each differing decision as a cluster file (the state kube decided in, the pod
-    pending) whose header has both outcomes; the number written."""
+    """Each differing decision, and each whose scores differ, as a cluster file (the state
+    kube decided in, the pod pending) whose header has both outcomes and both sides'
+    scores per plugin; the number written."""
     kube: dict[str, list[Outcome]] = defaultdict(list)
     for c in comparisons:
         kube[c.scenario.id].append(c.kube)
     directory.mkdir(parents=True, exist_ok=True)
     written = 0
     for c in comparisons:
-        if not c.differences:
+        if not c.differences and not c.scores_differ:
             continue
-        header = [f"# decision {c.id}: {c.kind}",
+        kinds = [c.kind] if c.kind else []
+        if c.scores_differ:
+            kinds.append("scores differ: " + ", ".join(c.plugins_scored_differently))
+        header = [f"# decision {c.id}: {' + '.join(kinds)}",
                   f"# kube-scheduler: {describe(c.kube)}",
                   f"# policysched:    {describe(c.ours)}",
-                  f"# features: {', '.join(sorted(c.features))}"]
-        for node, plugins in sorted(c.kube.plugin_scores.items()):
-            header.append(f"# kube-scheduler's scores on {node}: " + ", ".join(
-                f"{plugin} {score}" for plugin, score in plugins.items()))
+                  f"# features: {', '.join(sorted(c.features))}",
+                  *plugin_scores_lines(c)]
         text = cluster_text(state_before(c.scenario, kube[c.scenario.id], c.index), header)
         (directory / (c.id.replace("/", "_") + ".yaml")).write_text(text)
         written += 1

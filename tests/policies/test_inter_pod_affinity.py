@@ -145,10 +145,51 @@ def test_existing_pods_terms_score_the_incoming_pod() -> None:
     h = harness(pod("web", labels={"app": "web"}), running)
     # cache's required affinity: +1 (hardPodAffinityWeight) on zone a;
     # proxy: +4 on host b1, -9 on zone b
+    assert h.pre_score()
     assert h.raw_scores() == {"a1": 1, "a2": 1, "b1": -5, "bare": 0}
+    h = harness(pod("web", labels={"app": "web"}), running, hardPodAffinityWeight=10)
+    assert h.raw_scores() == {"a1": 10, "a2": 10, "b1": -5, "bare": 0}
+
+
+def test_ignoring_existing_pods_preferred_terms_skips_a_pod_without_preferred_terms() -> None:
+    # kube's PreScore: IgnorePreferredTermsOfExistingPods and no preferred terms of its own
+    # is a Skip, the existing pods' required affinity terms included (TestPreferredAffinity
+    # "Ignore preferred terms of existing pods"); with a preferred term of its own, every
+    # existing pod's term counts again ("...unless the incoming pod has inter-pod affinities")
+    running = [
+        pod("cache", labels={"app": "cache"}, node_name="a1",
+            affinity=required("podAffinity", term(app="web"))),
+        pod("proxy", labels={"app": "proxy"}, node_name="b1",
+            affinity=preferred("podAntiAffinity", (9, term(app="web")))),
+    ]
     h = harness(pod("web", labels={"app": "web"}), running, hardPodAffinityWeight=10,
                 ignorePreferredTermsOfExistingPods=True)
-    assert h.raw_scores() == {"a1": 10, "a2": 10, "b1": 0, "bare": 0}
+    assert not h.pre_score()
+    h = harness(pod("web", labels={"app": "web"},
+                    affinity=preferred("podAffinity", (3, term(HOST, app="proxy")))),
+                running, hardPodAffinityWeight=10, ignorePreferredTermsOfExistingPods=True)
+    assert h.pre_score()
+    # +10 on zone a (cache), -9 on zone b (proxy), +3 on host b1 (proxy)
+    assert h.raw_scores() == {"a1": 10, "a2": 10, "b1": -6, "bare": 0}
+
+
+def test_skipped_when_no_term_counts_a_pod() -> None:
+    # kube's PreScore Skip when no existing pod gives a node a score ("all nodes are same
+    # priority as Affinity is nil", "with no matching namespace", "with zero weight"): a
+    # preferred term selecting no pod, or only pods on nodes without its topology key
+    others = [db("d0", "a1", namespace="other"), db("d1", "bare")]
+    for affinity in (preferred("podAffinity", (5, term())),
+                     preferred("podAntiAffinity", (5, term(app="web")))):
+        assert not harness(pod("web", affinity=affinity), others).pre_score()
+    # an existing pod's required affinity term with hardPodAffinityWeight 0
+    running = [pod("cache", labels={"app": "cache"}, node_name="a1",
+                   affinity=required("podAffinity", term(app="web")))]
+    assert harness(pod("web", labels={"app": "web"}), running).pre_score()
+    assert not harness(pod("web", labels={"app": "web"}), running,
+                       hardPodAffinityWeight=0).pre_score()
+    # a preferred term selecting a pod on a node with its key scores, even all equal
+    assert harness(pod("web", affinity=preferred("podAffinity", (5, term(HOST)))),
+                   [db("d0", "a1")]).pre_score()
 
 
 def test_existing_scores_sum_per_domain() -> None:

@@ -403,3 +403,19 @@ def test_non_zero_defaults_apply_per_container() -> None:
     case = KubeCase("node-resources-fit", api_pod({}, {}), [node],
                     [api_pod({}, {}, node="node1")])
     assert case.scores() == {"node1": 40}
+
+
+def test_least_allocated_ignores_the_scored_pods_pod_level_requests() -> None:
+    # kube-scheduler v1.34.12's scores for tests/parity/cases/fit-pod-level-resources.yaml
+    # (NodeResourcesFit in its V(10) log): the pod being scored counts its two containers'
+    # defaults (200m, 400Mi), not its pod-level 500m / 512Mi (Fit's scorer runs without
+    # PodLevelResources); the pod on node2 counts its pod-level 3 cpus and 1Gi.
+    # node1: cpu (2000 - 200) * 100 / 2000 = 90, memory (4096 - 400) * 100 / 4096 = 90 -> 90
+    # node2: cpu (4000 - 3200) * 100 / 4000 = 20, memory (4096 - 1424) * 100 / 4096 = 65 -> 42
+    pod_level = {"requests": {"cpu": "500m", "memory": "512Mi"}}
+    running = api_pod({"cpu": "100m"}, {}, node="node2",
+                      resources={"requests": {"cpu": "3", "memory": "1Gi"}})
+    case = KubeCase("node-resources-fit", api_pod({}, {}, resources=pod_level),
+                    [api_node("node1", cpu="2", memory="4Gi", pods="110"),
+                     api_node("node2", cpu="4", memory="4Gi", pods="110")], [running])
+    assert case.scores() == {"node1": 90, "node2": 42}
