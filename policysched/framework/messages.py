@@ -25,6 +25,10 @@ NO_NODE_AVAILABLE = "0/{total} nodes are available:"
 PREEMPTION_PREFIX = "preemption:"
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 PREEMPTION_NO_VICTIMS = "No preemption victims found for incoming pod"
+# kube-scheduler's words for preFilter's node names (RunPreFilterPlugins, findNodesThatFitPod)
+PRE_FILTER_NO_NODE = "node(s) didn't satisfy plugin {plugin}"
+PRE_FILTER_NO_NODE_TOGETHER = "node(s) didn't satisfy plugin(s) {plugins} simultaneously"
+PRE_FILTER_EXCLUDED = "node(s) didn't satisfy plugin(s) {plugins}"
 
 FILTER_DEFAULT_REASON = "node(s) didn't satisfy policy {rule}"
 RULE_REJECTED = "rejected by {rule}"

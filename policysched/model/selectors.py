@@ -571,6 +571,8 @@ class NodeAffinity:
 
     node_selector: tuple[tuple[str, str], ...]
     terms: tuple[NodeSelectorTerm, ...] | None
+    # kube's PreFilter: the nodes the required terms name (None: every node)
+    node_names: frozenset[str] | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -601,7 +603,28 @@ def _parse_required(node_selector_and_required: Sequence[Any]) -> NodeAffinity:
             if parsed is not None:
                 found.add(parsed)
         terms = tuple(sorted(found, key=lambda t: t.key))
-    return NodeAffinity(tuple(sorted(node_selector.items())), terms)
+    return NodeAffinity(tuple(sorted(node_selector.items())), terms, _named_nodes(required))
+
+
+def _named_nodes(required: Any) -> frozenset[str] | None:
+    """The NodeAffinity PreFilter's node names: the union over the required terms of the
+    names each term's ``matchFields`` ``metadata.name In`` requirements all allow (read
+    as given, valid or not); None (every node) when there is no term, or a term without
+    such a requirement. ``required`` has been parsed (its shape is valid)."""
+    terms = [] if required is None else _maps(required.get("nodeSelectorTerms"), "")
+    if not terms:
+        return None
+    names: set[str] = set()
+    for _, term in terms:
+        allowed: set[str] | None = None
+        for p, requirement in _maps(term.get("matchFields"), ""):
+            key, operator, values = _key_operator_values(requirement, p)
+            if key == METADATA_NAME and operator == IN:
+                allowed = set(values) if allowed is None else allowed & set(values)
+        if allowed is None:
+            return None
+        names |= allowed
+    return frozenset(names)
 
 
 def _node_affinity(affinity: Any) -> Mapping[str, Any]:

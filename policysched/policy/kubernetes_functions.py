@@ -6,6 +6,8 @@ pod affinity terms.
   ``LabelSelector.matches(map(string, string)) -> bool``;
 * ``nodeAffinity(map(string, string), dyn) -> NodeAffinity`` — a pod's required node
   affinity, from its ``nodeSelector`` and ``affinity``; ``NodeAffinity.matches(Node) -> bool``;
+  ``NodeAffinity.nodeNames() -> optional(list(string))``, the nodes its terms name (none:
+  every node);
 * ``preferredNodeAffinity(dyn) -> PreferredNodeAffinity`` — the preferred node selector
   terms of a pod's ``affinity``; ``PreferredNodeAffinity.score(Node) -> int``, the sum of
   the weights of the terms the node matches;
@@ -40,8 +42,8 @@ import numpy as np
 
 from ..cel import CelError
 from ..cel.library.function import Function, Overload, member_overload
-from ..cel.types import BOOL, DYN, INT, MAP_STRING_STRING, STRING, Type
-from ..cel.values import no_such_overload
+from ..cel.types import BOOL, DYN, INT, MAP_STRING_STRING, STRING, Type, list_of, optional_of
+from ..cel.values import OptionalValue, no_such_overload
 from ..cel.vector import FactorisedColumn, NumericColumn, Scalar
 from ..model import selectors
 from ..model.selectors import (
@@ -120,6 +122,13 @@ def _node_labels_and_name(node: Any, function: str, receiver: Any) -> tuple[dict
 
 def _affinity_matches(affinity: NodeAffinity, node: Any) -> bool:
     return affinity.matches(*_node_labels_and_name(node, "matches", affinity))
+
+
+def _node_names(affinity: Any) -> OptionalValue:
+    if type(affinity) is not NodeAffinity:
+        raise no_such_overload("nodeNames", affinity)
+    names = affinity.node_names
+    return OptionalValue.NONE if names is None else OptionalValue(sorted(names))
 
 
 def _preferred_node_affinity(affinity: Any) -> PreferredNodeAffinity:
@@ -300,6 +309,16 @@ FUNCTIONS: tuple[Function, ...] = (
              _node_affinity, cost=_PARSE_COST,
              doc="a pod's required node affinity: its nodeSelector and spec.affinity",
              examples=("nodeAffinity(pod.nodeSelector, pod.affinity).matches(node)",)),
+    Function("nodeNames",
+             (member_overload("node_affinity_node_names", (NODE_AFFINITY_TYPE,),
+                              optional_of(list_of(STRING))),),
+             _node_names, cost=_MATCH_COST,
+             doc="the nodes the required node affinity names, as kube-scheduler's "
+                 "NodeAffinity PreFilter reads them: the union over the terms of the names "
+                 "a term's matchFields metadata.name In allow; none (every node) when a "
+                 "term names no node",
+             examples=("nodeAffinity(pod.nodeSelector, pod.affinity).nodeNames()"
+                       ".orValue([]).size()",)),
     Function("preferredNodeAffinity",
              (Overload("preferred_node_affinity_dyn", (DYN,), PREFERRED_NODE_AFFINITY_TYPE),),
              _preferred_node_affinity, cost=_PARSE_COST,

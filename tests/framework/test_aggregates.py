@@ -885,7 +885,7 @@ def test_a_what_if_node_filters_like_the_cluster_it_stands_for(case: int) -> Non
     snapshot = s.cache.snapshot()
     # one cycle state per probe, as preemption keeps one for all the what-ifs of a cycle
     states = [s.cycle_state(probe, snapshot) for probe in probes]
-    prefiltered = [fwk.run_pre_filter(state)[0].is_success for state in states]
+    prefiltered = [fwk.run_pre_filter(state).status.is_success for state in states]
     for change in range(CHANGES):
         node = rng.choice([n for n in snapshot.nodes if n.pods] or snapshot.nodes)
         on_node = [o for o in objects
@@ -905,7 +905,7 @@ def test_a_what_if_node_filters_like_the_cluster_it_stands_for(case: int) -> Non
         assert real_node is not None
         for probe, state, ok in zip(probes, states, prefiltered, strict=True):
             real_state = real.cycle_state(probe, real_snapshot)
-            if not (ok and fwk.run_pre_filter(real_state)[0].is_success):
+            if not (ok and fwk.run_pre_filter(real_state).status.is_success):
                 continue
             for which, rules in filters.items():
                 got = fwk.run_filter(state, what_if, rules)

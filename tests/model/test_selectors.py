@@ -359,6 +359,30 @@ def test_match_fields(field: dict[str, Any], name: str, want: bool) -> None:
     assert s.required_node_affinity({}, affinity).matches({}, name) is want
 
 
+@pytest.mark.parametrize(("affinity", "want"), [
+    # kube's nodeaffinity plugin tests (TestNodeAffinity, wantPreFilterResult)
+    (required(term(fields=NAME_IN_NODE_1)), {"node_1"}),
+    (required(term(fields=[expr("metadata.name", "In", "node1")]),
+              term(fields=[expr("metadata.name", "In", "node2")])), {"node1", "node2"}),
+    # a term that names no node: every node (the terms are ORed)
+    (required(term(fields=NAME_IN_NODE_1), term(expr("foo", "In", "bar"))), None),
+    (required(term(expr("foo", "In", "bar"), fields=NAME_IN_NODE_1)), {"node_1"}),
+    # requirements of a term are ANDed: "Pod with two conflicting mach field requirements"
+    (required(term(fields=[expr("metadata.name", "In", "node1"),
+                           expr("metadata.name", "In", "node2")])), set()),
+    (required(term(fields=[expr("metadata.name", "In", "a", "b"),
+                           expr("metadata.name", "In", "b", "c")])), {"b"}),
+    # NotIn names no node; values are read as given, even where the term is invalid
+    (required(term(fields=[expr("metadata.name", "NotIn", "node1")])), None),
+    (required(term(expr("bad key", "Exists"), fields=NAME_IN_NODE_1)), {"node_1"}),
+    (required(), None),
+    (None, None),
+])
+def test_node_names_of_the_required_terms(affinity: Any, want: set[str] | None) -> None:
+    names = s.required_node_affinity({}, affinity).node_names
+    assert names == (None if want is None else frozenset(want))
+
+
 def test_equivalent_node_affinities_have_one_key() -> None:
     a = s.required_node_affinity({"b": "2", "a": "1"}, required(
         term(expr("x", "In", "1", "2")), term(fields=NAME_IN_NODE_1),
