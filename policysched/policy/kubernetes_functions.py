@@ -12,8 +12,10 @@ pod affinity terms.
   terms of a pod's ``affinity``; ``PreferredNodeAffinity.score(Node) -> int``, the sum of
   the weights of the terms the node matches;
 * ``Toleration.tolerates(Taint) -> bool``;
-* ``podAffinityTerm(dyn, string, map(string, string)) -> PodAffinityTerm`` — a pod
-  (anti-)affinity term of a pod in this namespace with these labels;
+* ``podAffinityTerm(dyn, string[, map(string, string)]) -> PodAffinityTerm`` — a pod
+  (anti-)affinity term (or topology spread constraint) of a pod in this namespace, its
+  selector as stored, or merged with these labels through its matchLabelKeys /
+  mismatchLabelKeys (kube-scheduler's merge for a spread constraint);
   ``PodAffinityTerm.selects(Pod) -> bool``, whether the term is about that pod (its
   namespace's labels are not known here: a namespaceSelector other than ``{}`` selects no
   namespace but those listed in ``namespaces``).
@@ -277,11 +279,11 @@ def _tolerates(toleration: Any, taint: Any) -> bool:
                    lambda: selectors.tolerates(toleration, taint))
 
 
-def _pod_affinity_term(term: Any, namespace: Any, labels: Any) -> PodAffinityTerm:
-    if type(namespace) is not str or type(labels) is not dict:
-        raise no_such_overload("podAffinityTerm", term, namespace, labels)
+def _pod_affinity_term(term: Any, namespace: Any, *labels: Any) -> PodAffinityTerm:
+    if type(namespace) is not str or any(type(x) is not dict for x in labels):
+        raise no_such_overload("podAffinityTerm", term, namespace, *labels)
     return _parsed(messages.INVALID_POD_AFFINITY_TERM,
-                   lambda: selectors.pod_affinity_term(term, namespace, labels))
+                   lambda: selectors.pod_affinity_term(term, namespace, *labels))
 
 
 def _selects(term: Any, pod: Any) -> bool:
@@ -294,8 +296,8 @@ def _selects(term: Any, pod: Any) -> bool:
 
 
 _SELECTS_EXAMPLE = ("nodePods.exists(p, podAffinityTerm({'labelSelector': {'matchLabels': "
-                    "{'app': 'db'}}, 'topologyKey': 'kubernetes.io/hostname'}, pod.namespace, "
-                    "pod.labels).selects(p))")
+                    "{'app': 'db'}}, 'topologyKey': 'kubernetes.io/hostname'}, "
+                    "pod.namespace).selects(p))")
 
 FUNCTIONS: tuple[Function, ...] = (
     Function("labelSelector",
@@ -338,11 +340,19 @@ FUNCTIONS: tuple[Function, ...] = (
              examples=("node.taints.all(t, t.effect == 'PreferNoSchedule' || "
                        "pod.tolerations.exists(x, x.tolerates(t)))",)),
     Function("podAffinityTerm",
-             (Overload("pod_affinity_term_dyn_string_map",
-                       (DYN, STRING, MAP_STRING_STRING), POD_AFFINITY_TERM_TYPE),),
+             (Overload("pod_affinity_term_dyn_string", (DYN, STRING), POD_AFFINITY_TERM_TYPE),
+              Overload("pod_affinity_term_dyn_string_map",
+                       (DYN, STRING, MAP_STRING_STRING), POD_AFFINITY_TERM_TYPE)),
              _pod_affinity_term, cost=_PARSE_COST,
-             doc="a pod affinity term of a pod in this namespace with these labels",
-             examples=(_SELECTS_EXAMPLE,)),
+             doc="a pod affinity term (or topology spread constraint) of a pod in this "
+                 "namespace, its selector as stored (the API server merged matchLabelKeys / "
+                 "mismatchLabelKeys when it created the pod); with the pod's labels, those "
+                 "keys merged again with them, as kube-scheduler does for a topology spread "
+                 "constraint",
+             examples=(_SELECTS_EXAMPLE,
+                       "podAffinityTerm({'labelSelector': {}, 'matchLabelKeys': ['app'], "
+                       "'topologyKey': 'kubernetes.io/hostname'}, pod.namespace, "
+                       "pod.labels).selects(pod)")),
     Function("selects",
              (member_overload("pod_affinity_term_selects_pod",
                               (POD_AFFINITY_TERM_TYPE, POD_TYPE), BOOL),),

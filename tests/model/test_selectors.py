@@ -557,10 +557,19 @@ def test_namespaces_and_namespace_selector(term: dict[str, Any], namespace: str,
 
 
 def test_a_term_without_label_selector_selects_no_pod() -> None:
-    t = s.pod_affinity_term({"topologyKey": "zone", "matchLabelKeys": ["app"]}, "ns",
-                            {"app": "web"})
-    assert t.selector is NOTHING
-    assert not t.selects({"app": "web"}, "ns")
+    for labels in (None, {"app": "web"}):
+        t = s.pod_affinity_term({"topologyKey": "zone", "matchLabelKeys": ["app"]}, "ns",
+                                labels)
+        assert t.selector is NOTHING
+        assert not t.selects({"app": "web"}, "ns")
+
+
+def test_a_term_is_read_as_stored() -> None:
+    """kube-scheduler reads a pod affinity term's selector as the API server stored it
+    (with matchLabelKeys / mismatchLabelKeys merged at creation)."""
+    t = s.pod_affinity_term({"labelSelector": selector(app="web"), "topologyKey": "zone",
+                             "matchLabelKeys": ["rev"], "mismatchLabelKeys": ["team"]}, "ns")
+    assert t.selector == s.label_selector(selector(app="web"))
 
 
 def test_match_label_keys_are_merged_with_the_owners_labels() -> None:
@@ -576,15 +585,17 @@ def test_match_label_keys_are_merged_with_the_owners_labels() -> None:
     assert not t.selects({"app": "web", "rev": "7", "team": "a"}, "ns")
 
 
-def test_a_term_merged_by_the_api_server_is_not_merged_again() -> None:
-    """kube-apiserver merges matchLabelKeys when it creates the pod; a pod read back has its
-    key in the selector already (and the API refuses a key in both otherwise), so a label
-    changed since keeps the value merged at creation, as in kube-scheduler."""
+def test_merging_again_ands_with_what_the_api_server_merged() -> None:
+    """kube-scheduler merges a spread constraint's matchLabelKeys at every attempt, on top of
+    the API server's merge (mergeLabelSetWithSelector): the same labels change nothing, a
+    label changed since creation leaves no pod selected."""
     merged = {"labelSelector": selector(expr("rev", "In", "7"), app="web"),
               "matchLabelKeys": ["rev"], "topologyKey": "zone"}
-    t = s.pod_affinity_term(merged, "ns", {"app": "web", "rev": "8"})
-    assert t.selects({"app": "web", "rev": "7"}, "ns")
-    assert not t.selects({"app": "web", "rev": "8"}, "ns")
+    same = s.pod_affinity_term(merged, "ns", {"app": "web", "rev": "7"})
+    assert same.selector == s.pod_affinity_term(merged, "ns").selector
+    changed = s.pod_affinity_term(merged, "ns", {"app": "web", "rev": "8"})
+    assert not changed.selects({"app": "web", "rev": "7"}, "ns")
+    assert not changed.selects({"app": "web", "rev": "8"}, "ns")
 
 
 def test_terms_of_a_workload_share_one_value() -> None:
