@@ -16,6 +16,10 @@
 * The namespace defaults to "default". A pod without ``metadata.creationTimestamp`` gets
   the file's latest one (or the Unix epoch); ``start_time`` is that latest time, where the
   simulated clock starts unless told otherwise.
+* Every pod is created as the API server creates it (``memory.MemoryBackend``): its
+  affinity terms' and spread constraints' ``matchLabelKeys`` / ``mismatchLabelKeys`` are
+  merged into their selectors with its labels (``memory.merge_label_keys``), running pods
+  included, so that their terms select what they select on a real cluster.
 
 Every problem of the file is reported at once in a ``ClusterFileError``::
 

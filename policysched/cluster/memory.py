@@ -6,9 +6,9 @@ it causes: ``bind`` sets ``spec.nodeName`` and a PodScheduled=True condition (MO
 and status updates produce MODIFIED events, no-op changes produce none. ``start_bind``
 binds at once and keeps the outcome for ``drain_bind_outcomes`` (simulations stay
 deterministic). Created objects get a uid, a resourceVersion, a creationTimestamp (the
-clock's time) and the defaults and priority admission of the API server. Events,
-conditions, bindings and evictions are kept in lists (with the clock's time) for tests and
-simulation reports.
+clock's time) and the defaults, priority admission and pod mutations on create
+(``merge_label_keys``) of the API server. Events, conditions, bindings and evictions are
+kept in lists (with the clock's time) for tests and simulation reports.
 """
 
 from __future__ import annotations
@@ -139,6 +139,59 @@ def admit_priority(pod: dict[str, Any], classes: Mapping[str, PriorityClassSpec]
     spec["priority"] = chosen.value
     if chosen.preemption_policy and "preemptionPolicy" not in spec:
         spec["preemptionPolicy"] = chosen.preemption_policy
+
+
+def merge_label_keys(pod: dict[str, Any]) -> None:
+    """kube-apiserver's pod strategy on create (PrepareForCreate: mutatePodAffinity,
+    mutateTopologySpreadConstraints; MatchLabelKeysInPodAffinity and
+    MatchLabelKeysInPodTopologySpreadSelectorMerge are on in v1.34), in place: for every
+    pod (anti-)affinity term and topology spread constraint with a labelSelector, each
+    ``matchLabelKeys`` key the pod's labels have becomes ``key In (value)`` and each
+    ``mismatchLabelKeys`` key ``key NotIn (value)`` in ``matchExpressions``; other keys are
+    skipped. Kubernetes does it once, at creation: call it on a new pod only. A pod read
+    back from a cluster (a dump in a cluster file) has them merged already: a requirement
+    on a ``matchLabelKeys`` key the selector names, or equal to one it has, is not added
+    again (the API server would refuse the first)."""
+    spec = pod.get("spec")
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if not isinstance(spec, dict) or not isinstance(labels, dict):
+        return  # (validation reports it)
+    affinity = spec.get("affinity")
+    terms = _list(spec.get("topologySpreadConstraints"))
+    for kind in ("podAffinity", "podAntiAffinity"):
+        rules = affinity.get(kind) if isinstance(affinity, dict) else None
+        if isinstance(rules, dict):
+            terms += _list(rules.get("requiredDuringSchedulingIgnoredDuringExecution"))
+            terms += [w.get("podAffinityTerm") for w in
+                      _list(rules.get("preferredDuringSchedulingIgnoredDuringExecution"))
+                      if isinstance(w, dict)]
+    for term in terms:
+        if isinstance(term, dict) and isinstance(term.get("labelSelector"), dict):
+            _merge_keys(term["labelSelector"], term.get("matchLabelKeys"), "In", labels)
+            _merge_keys(term["labelSelector"], term.get("mismatchLabelKeys"), "NotIn", labels)
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _merge_keys(selector: dict[str, Any], keys: Any, operator: str,
+                labels: Mapping[str, Any]) -> None:
+    expressions = selector.get("matchExpressions") or []
+    match_labels = selector.get("matchLabels")
+    if not isinstance(expressions, list):
+        return  # (validation reports it)
+    named = {e.get("key") for e in expressions if isinstance(e, dict)}
+    named |= set(match_labels) if isinstance(match_labels, dict) else set()
+    for key in _list(keys):
+        if not isinstance(key, str) or key not in labels:
+            continue
+        requirement = {"key": key, "operator": operator, "values": [labels[key]]}
+        if requirement in expressions or (operator == "In" and key in named):
+            continue
+        expressions.append(requirement)
+    if expressions:
+        selector["matchExpressions"] = expressions
 
 
 _CONTAINERS = (dict, list)
@@ -300,6 +353,8 @@ class MemoryBackend:
                     self._now() if at is None else at
                 )
             self._admit(kind, obj)
+            if kind == POD:
+                merge_label_keys(obj)
             metadata["resourceVersion"] = str(serial)
             self._store[kind][key] = obj
             if kind != PRIORITY_CLASS:

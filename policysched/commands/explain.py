@@ -171,7 +171,7 @@ def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snaps
     state = scheduler.cycle_state(pod, snapshot)
     gate = fwk.pre_enqueue(state)
     matched = fwk.check_matches(state)
-    status = fwk.run_pre_filter(state)[0] if matched.is_success else matched
+    status = fwk.run_pre_filter(state).status if matched.is_success else matched
     rows = [NodeExplanation(n.name) for n in snapshot.nodes]
     chosen, message = (None, "") if decision is None else (decision.node, decision.message)
     if not gate.is_success:

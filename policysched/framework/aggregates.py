@@ -233,7 +233,7 @@ def _counted_terms(terms_of: CelExpression, params: Mapping[str, Any]) -> Counte
                     raise CelError(messages.AGGREGATE_WEIGHT.format(value=given))
                 weight = given
             try:
-                parsed = pod_affinity_term(term, pod.namespace, pod.view["labels"])
+                parsed = pod_affinity_term(term, pod.namespace)  # as the API server stored it
             except SelectorError as e:
                 raise CelError(str(e)) from None
             before = found.get(parsed.key)
@@ -244,10 +244,13 @@ def _counted_terms(terms_of: CelExpression, params: Mapping[str, Any]) -> Counte
 
 
 def _terms(value: Any, pod: PodInfo) -> tuple[PodAffinityTerm, ...]:
+    """``pods``: a term (JSON, as stored, or a ``podAffinityTerm(...)`` value) or a list."""
+
+    def term(item: Any) -> PodAffinityTerm:
+        return item if type(item) is PodAffinityTerm else pod_affinity_term(item, pod.namespace)
+
     try:
-        if isinstance(value, list):
-            return tuple(pod_affinity_term(t, pod.namespace, pod.view["labels"]) for t in value)
-        return (pod_affinity_term(value, pod.namespace, pod.view["labels"]),)
+        return tuple(map(term, value)) if isinstance(value, list) else (term(value),)
     except SelectorError as e:
         raise CelError(str(e)) from None
 

@@ -29,6 +29,10 @@ PREEMPTION_TERMINATING_VICTIM = "not eligible due to a terminating pod on the no
 PREEMPTION_NO_VICTIM_FOUND = 'expected at least one victim pod on node "{node}"'
 PREEMPTED_CONDITION = "{scheduler}: preempting to accommodate a higher priority pod"
 PREEMPTED_WAITING = "preempted"
+# kube-scheduler's words for preFilter's node names (RunPreFilterPlugins, findNodesThatFitPod)
+PRE_FILTER_NO_NODE = "node(s) didn't satisfy plugin {plugin}"
+PRE_FILTER_NO_NODE_TOGETHER = "node(s) didn't satisfy plugin(s) {plugins} simultaneously"
+PRE_FILTER_EXCLUDED = "node(s) didn't satisfy plugin(s) {plugins}"
 
 FILTER_DEFAULT_REASON = "node(s) didn't satisfy policy {rule}"
 RULE_REJECTED = "rejected by {rule}"

@@ -13,6 +13,7 @@ once per rule and error text instead: none of them decides whether or where a po
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,6 +22,7 @@ from typing import Any
 
 from ..cache.node_info import NodeInfo
 from ..cel import CelError
+from ..cel.values import OptionalValue
 from ..model.objects import PodInfo
 from ..policy.model import (
     DEFAULT_PERMIT_TIMEOUT,
@@ -218,6 +220,16 @@ class _Aggregates(dict[str, Any]):
         return value
 
 
+@dataclass(frozen=True)
+class PreFilterResult:
+    """preFilter's verdict, the node names the filters may consider (None: every node)
+    and the plugin names (``Policy.plugin``) of the policies that narrowed them."""
+
+    status: Status
+    node_names: set[str] | None = None
+    narrowed_by: frozenset[str] = frozenset()
+
+
 @dataclass
 class CycleState:
     """What one scheduling attempt of one pod computes once and shares across points."""
@@ -234,6 +246,7 @@ class CycleState:
     template: Any = None  # the pod's template, frozen (see framework.vectorised)
     reserved_counters: list[tuple[str, float]] = field(default_factory=list)
     cluster: aggregates.ClusterView | None = None  # what aggregates read (no snapshot: none)
+    pre_filter_skipped: frozenset[str] = frozenset()  # policies preFilter did not get to
 
     def base(self, instance: PolicyInstance) -> Activation:
         """The pod-level activation of ``instance``'s expressions."""
@@ -244,7 +257,10 @@ class CycleState:
                               {"pods": self.pod_views, "nodes": self.node_views,
                                "podsWithAffinity": self.affinity_pod_views,
                                "workloadSelector": self.workload_selector,
-                               "podGroupPods": self.pod_group_pods})
+                               "podGroupPods": self.pod_group_pods,
+                               # read in postFilter only, once preFilter is over
+                               "preFilterRan": lambda: instance.name not in
+                               self.pre_filter_skipped})
             base["variables"] = _Variables(instance, base)
             base["aggregates"] = _Aggregates(instance, base, self)
             self._bases[instance.name] = base
@@ -428,24 +444,69 @@ class Framework:
 
     # -- preFilter ----------------------------------------------------------------------
 
-    def run_pre_filter(self, state: CycleState) -> tuple[Status, set[str] | None]:
-        """The pod-level verdict and the node names the filters may consider (None: all)."""
-        node_names: set[str] | None = None
-        try:
-            for _, rule, act in self._applicable(state, ExtensionPoint.PRE_FILTER):
-                assert isinstance(rule, PreFilterRule)
-                if rule.expression is not None:
-                    value = evaluate(rule, rule.expression, act)
-                    if value is not True and value is not IGNORED:
-                        return self._pre_filter_rejection(rule, act, value), None
-                if rule.node_names is not None:
-                    names = evaluate(rule, rule.node_names, act)
-                    if names is not IGNORED:
-                        chosen = set(names)
-                        node_names = chosen if node_names is None else node_names & chosen
-        except RuleError as e:
-            return e.status, None
-        return SUCCESS, node_names
+    def run_pre_filter(self, state: CycleState) -> PreFilterResult:
+        """kube-scheduler's RunPreFilterPlugins, a policy being a plugin: a policy's rules
+        run in order up to its first rejection; an Unschedulable rejection lets the next
+        policies run (the last one is the verdict), an UnschedulableAndUnresolvable one or
+        an Error ends preFilter, and so do ``nodeNames`` sets that intersect to nothing.
+        The policies preFilter did not get to are kept in ``state.pre_filter_skipped``."""
+        names: set[str] | None = None
+        narrowing: set[str] = set()
+        rejections: list[Status] = []
+        groups = itertools.groupby(self._by_point[ExtensionPoint.PRE_FILTER], lambda r: r[0])
+        for instance, rules in groups:
+            try:
+                if not self.matches(state, instance):
+                    continue
+                status, chosen = self._policy_pre_filter(state, instance, [r for _, r in rules])
+            except RuleError as e:
+                return self._pre_filter_stop(state, instance, e.status)
+            if status is not None:
+                if status.code is not Code.UNSCHEDULABLE:
+                    return self._pre_filter_stop(state, instance, status)
+                rejections.append(status)
+                continue
+            if chosen is None:
+                continue
+            narrowing.add(instance.policy.plugin)
+            names = chosen if names is None else names & chosen
+            if not names:
+                reason = (messages.PRE_FILTER_NO_NODE.format(plugin=next(iter(narrowing)))
+                          if len(narrowing) == 1 else messages.PRE_FILTER_NO_NODE_TOGETHER
+                          .format(plugins=plugin_list(narrowing)))
+                return self._pre_filter_stop(state, instance, unschedulable(
+                    instance.name, reason, unresolvable=True))
+        if rejections:
+            return PreFilterResult(_last_rejection(rejections))
+        return PreFilterResult(SUCCESS, names, frozenset(narrowing))
+
+    def _policy_pre_filter(self, state: CycleState, instance: PolicyInstance,
+                           rules: Sequence[Rule]) -> tuple[Status | None, set[str] | None]:
+        """One policy's preFilter rules: its rejection (None when it passes) and the node
+        names it allows (None: every node). Raises ``RuleError``."""
+        act = state.base(instance)
+        names: set[str] | None = None
+        for rule in rules:
+            assert isinstance(rule, PreFilterRule)
+            if rule.expression is not None:
+                value = evaluate(rule, rule.expression, act)
+                if value is not True and value is not IGNORED:
+                    return self._pre_filter_rejection(rule, act, value), None
+            if rule.node_names is not None:
+                value = evaluate(rule, rule.node_names, act)
+                if isinstance(value, OptionalValue):  # none: every node
+                    value = value.value if value.has else IGNORED
+                if value is not IGNORED:
+                    chosen = set(value)
+                    names = chosen if names is None else names & chosen
+        return None, names
+
+    def _pre_filter_stop(self, state: CycleState, instance: PolicyInstance,
+                         status: Status) -> PreFilterResult:
+        """preFilter ends at ``instance``'s policy: the policies after it are skipped."""
+        after = self.instances[self.instances.index(instance) + 1:]
+        state.pre_filter_skipped = frozenset(i.name for i in after)
+        return PreFilterResult(status)
 
     @staticmethod
     def _pre_filter_rejection(rule: PreFilterRule, act: dict[str, Any], value: Any) -> Status:
@@ -521,6 +582,8 @@ class Framework:
         try:
             for instance, rule, act in self._applicable(state, ExtensionPoint.POST_FILTER):
                 assert isinstance(rule, PostFilterRule)
+                if rule.victims is None:
+                    continue  # not preemption: see post_filter_report
                 allowed = (True if rule.expression is None
                            else evaluate(rule, rule.expression, act))
                 if allowed is True:
@@ -531,6 +594,21 @@ class Framework:
             return e.status
         return out, refusal
 
+    def post_filter_report(self, state: CycleState, instance: PolicyInstance,
+                           rule: PostFilterRule) -> Status | None:
+        """What a postFilter rule reports (see post_filter.py): None when its expression
+        is true (or absent), else its message as an Unschedulable status
+        (UnschedulableAndUnresolvable with ``unresolvable``). Raises ``RuleError``."""
+        act = state.base(instance)
+        value = True if rule.expression is None else evaluate(rule, rule.expression, act)
+        if value is True or value is IGNORED:
+            return None
+        if value is not False:
+            assert rule.expression is not None
+            raise RuleError(wrong_result(rule, rule.expression, "bool", value))
+        return unschedulable(rule.qualified_name, rule_message(rule, act),
+                             unresolvable=rule.unresolvable)
+
     def may_evict(self, state: CycleState,
                   rules: Sequence[tuple[PolicyInstance, PostFilterRule]],
                   node: NodeInfo, victim: PodInfo) -> bool:
@@ -540,11 +618,13 @@ class Framework:
         for instance, rule in rules:
             act = dict(state.base(instance))
             act.update(node=node.view, nodePods=node.pod_views, victim=victim.view)
-            value = evaluate(rule, rule.victims, act)
+            victims = rule.victims
+            assert victims is not None  # preemption_rules: the rules with victims
+            value = evaluate(rule, victims, act)
             if value is IGNORED or value is False:
                 return False
             if value is not True:
-                raise RuleError(wrong_result(rule, rule.victims, "bool", value))
+                raise RuleError(wrong_result(rule, victims, "bool", value))
         return True
 
     # -- preScore / score ---------------------------------------------------------------
@@ -778,6 +858,20 @@ class Framework:
 
     def run_post_bind(self, state: CycleState, node: NodeInfo) -> list[str]:
         return self._notifications(state, node, ExtensionPoint.POST_BIND)
+
+
+def plugin_list(plugins: Iterable[str]) -> str:
+    """Plugin names as kube-scheduler prints a sorted list of them: ``[A B]``."""
+    return "[" + " ".join(sorted(plugins)) + "]"
+
+
+def _last_rejection(rejections: Sequence[Status]) -> Status:
+    """The verdict of Unschedulable preFilter rejections: the last one (kube's), retried
+    after the longest ``retryAfter`` when every rejection has one."""
+    last = rejections[-1]
+    delays = [s.retry_after for s in rejections]
+    retry_after = None if None in delays else max(d for d in delays if d is not None)
+    return Status(last.code, last.reasons, last.plugin, retry_after)
 
 
 def filter_rule_status(rule: FilterRule, act: Mapping[str, Any]) -> Status:

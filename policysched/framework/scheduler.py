@@ -51,7 +51,8 @@ from .backend import Backend, BackendError
 from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
 from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, filter_with_nominated
 from .event_handlers import EventHandlers, PodRecord
-from .preemption import Candidate, PreemptionInputs, preempt
+from .post_filter import run_post_filter
+from .preemption import Candidate, PreemptionInputs
 from .queue import (
     ASSIGNED_POD_DELETE,
     IN_FLIGHT,
@@ -60,7 +61,7 @@ from .queue import (
     QueuedPod,
     SchedulingQueue,
 )
-from .runtime import UNORDERED, CycleState, Framework
+from .runtime import UNORDERED, CycleState, Framework, plugin_list
 from .status import SUCCESS, Code, Status, error, unschedulable
 from .vectorised import NodeEvaluator
 from .waiting import WaitingRoom
@@ -68,7 +69,6 @@ from .waiting import WaitingRoom
 VECTORISED, SCALAR = "vectorised", "scalar"  # EngineSettings.evaluation
 MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENTAGE = 5
-PREFILTER_EXCLUDED = "node is filtered out by the prefilter result"
 
 # How an attempt ended (AttemptEnd.result; kube-scheduler's schedule_attempts_total results)
 RESULT_SCHEDULED: Final = "scheduled"
@@ -380,20 +380,23 @@ class Scheduler:
 
     def decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
         """match → preFilter → filter → postFilter → score → the bind rules' target: the
-        node for the pod, or why none."""
+        node for the pod, or why none (kube-scheduler's schedulePod)."""
         nodes = snapshot.nodes
         total = len(nodes)
+        if total == 0:  # before preFilter, as kube's ErrNoNodesAvailable
+            status = unschedulable("", messages.NO_NODES, unresolvable=True)
+            return Decision(None, status, messages.NO_NODES)
         started = self.reach("PreFilter")
-        status, names = fwk.check_matches(state), None
+        status, names, narrowed_by = fwk.check_matches(state), None, frozenset[str]()
         if status.is_success:
-            status, names = fwk.run_pre_filter(state)
+            pre_filter = fwk.run_pre_filter(state)
+            status, names, narrowed_by = (pre_filter.status, pre_filter.node_names,
+                                          pre_filter.narrowed_by)
         self._observe(fwk, "PreFilter", status, started)
         if status.code is Code.ERROR:
             return Decision(None, status, status.message)
         if not status.is_success:
             return self._pre_filter_rejected(fwk, state, nodes, status)
-        if total == 0:
-            return Decision(None, unschedulable("", messages.NO_NODES), messages.NO_NODES)
         nominated = self._nominated_node(fwk, state, snapshot)
         if nominated is not None:
             return self._bind_target(fwk, state, snapshot, nominated, {})
@@ -401,9 +404,11 @@ class Scheduler:
         candidates = nodes
         if names is not None:
             candidates = [n for n in nodes if n.name in names]
+            excluded = unschedulable("", messages.PRE_FILTER_EXCLUDED.format(
+                plugins=plugin_list(narrowed_by)), unresolvable=True)
             for n in nodes:
                 if n.name not in names:
-                    statuses[n.name] = unschedulable("", PREFILTER_EXCLUDED, unresolvable=True)
+                    statuses[n.name] = excluded
         started = self.reach("Filter")
         rows, failure = self._find_feasible(fwk, state, snapshot, candidates, statuses)
         self._observe(fwk, "Filter", failure or Status(), started)
@@ -518,36 +523,46 @@ class Scheduler:
 
     def _pre_filter_rejected(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
                              status: Status) -> Decision:
-        """kube-scheduler still runs postFilter after an unresolvable preFilter rejection
-        (every node has that status, so preemption cannot help, and says so)."""
+        """After an unresolvable preFilter rejection kube-scheduler still runs postFilter,
+        every node having the rejection's status (so preemption cannot help, and says so).
+        After a resolvable one, postFilter is not run here (kube would try preemption)."""
         suffix, nomination = "", None
-        if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE and nodes:
-            result = preempt(fwk, state, nodes, {n.name: status for n in nodes})
-            suffix, nomination = result.message, result.nomination
+        if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            outcome = run_post_filter(fwk, state, nodes, {n.name: status for n in nodes},
+                                      self._preemption_inputs(state))
+            if outcome.status is not None:
+                return Decision(None, outcome.status, outcome.status.message, nomination=None)
+            suffix, nomination = outcome.message, outcome.nomination
         return Decision(None, status, messages.fit_error(
             len(nodes), (), pre_filter_message=status.message, post_filter_message=suffix),
             nomination=nomination)
 
     def _no_fit(self, fwk: Framework, state: CycleState, nodes: list[NodeInfo],
                 statuses: dict[str, Status]) -> Decision:
-        """No feasible node: try preemption, then describe the failure as kube does."""
+        """No feasible node: run postFilter (preemption), then describe the failure as
+        kube does."""
         reasons = [r for s in statuses.values() for r in s.reasons]
         started = self.reach("PostFilter")
-        snapshot = state.cluster.snapshot if state.cluster is not None else None
-        result = preempt(fwk, state, nodes, statuses, PreemptionInputs(
-            self._nominated_by_node(state.pod),
-            snapshot.disruption_budgets if snapshot is not None else (),
-            self.rng.randrange))
-        self._observe(fwk, "PostFilter", result.status or Status(), started)
-        if result.status is not None:
-            return Decision(None, result.status, result.status.message, statuses,
+        outcome = run_post_filter(fwk, state, nodes, statuses, self._preemption_inputs(state))
+        self._observe(fwk, "PostFilter", outcome.status or Status(), started)
+        if outcome.status is not None:
+            return Decision(None, outcome.status, outcome.status.message, statuses,
                             nomination=None)
-        if result.candidate is not None:
-            self._prepare_candidate(state.pod, result.candidate)
+        if outcome.candidate is not None:
+            self._prepare_candidate(state.pod, outcome.candidate)
         status = unschedulable("", messages.fit_error(len(nodes), reasons))
         return Decision(None, status, messages.fit_error(
-            len(nodes), reasons, post_filter_message=result.message), statuses,
-            nomination=result.nomination)
+            len(nodes), reasons, post_filter_message=outcome.message), statuses,
+            nomination=outcome.nomination)
+
+    def _preemption_inputs(self, state: CycleState) -> PreemptionInputs:
+        """What preemption reads besides the cycle: the pods nominated to each node, the
+        budgets, the random offset of the candidate search."""
+        snapshot = state.cluster.snapshot if state.cluster is not None else None
+        return PreemptionInputs(
+            self._nominated_by_node(state.pod),
+            snapshot.disruption_budgets if snapshot is not None else (),
+            self.rng.randrange)
 
     def _prepare_candidate(self, pod: PodInfo, candidate: Candidate) -> None:
         """kube's prepareCandidate: the victims are evicted (one waiting at permit is

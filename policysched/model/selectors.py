@@ -19,13 +19,11 @@ What each follows (Kubernetes v1.34):
   ``FindMatchingUntoleratedTaint``. The alpha ``Lt``/``Gt`` toleration operators
   (TaintTolerationComparisonOperators, off by default) tolerate nothing, as with the gate off.
 * ``pod_affinity_term`` — kube-scheduler's ``newAffinityTerm`` and ``AffinityTerm.Matches``.
-  ``matchLabelKeys`` / ``mismatchLabelKeys`` are merged as kube-apiserver does when it
-  creates the pod (the scheduler reads the merged selector), for pods that did not come
-  through an API server (cluster files). A pod that did is not merged twice: a
-  ``matchLabelKeys`` key the selector already names is left as it is (the API server
-  refuses a pod naming it in both), and a ``mismatchLabelKeys`` requirement added again
-  changes nothing. This differs from Kubernetes only for a pod whose labels changed after
-  it was created (kube keeps the values of its creation).
+  A pod affinity term's selector is read as stored: kube-apiserver merged its
+  ``matchLabelKeys`` / ``mismatchLabelKeys`` into it when it created the pod (so does the
+  in-memory cluster, ``cluster.memory.merge_label_keys``), with the labels of then. Given
+  the owner's labels, they are merged (ANDed) as kube-scheduler merges a topology spread
+  constraint's ``matchLabelKeys`` at every attempt, on top of the API server's merge.
 
 Every function raises ``SelectorError`` (and nothing else) on malformed input, whatever its
 types; parsed results are cached (least recently used, bounded) by the JSON of their input,
@@ -571,6 +569,8 @@ class NodeAffinity:
 
     node_selector: tuple[tuple[str, str], ...]
     terms: tuple[NodeSelectorTerm, ...] | None
+    # kube's PreFilter: the nodes the required terms name (None: every node)
+    node_names: frozenset[str] | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -601,7 +601,28 @@ def _parse_required(node_selector_and_required: Sequence[Any]) -> NodeAffinity:
             if parsed is not None:
                 found.add(parsed)
         terms = tuple(sorted(found, key=lambda t: t.key))
-    return NodeAffinity(tuple(sorted(node_selector.items())), terms)
+    return NodeAffinity(tuple(sorted(node_selector.items())), terms, _named_nodes(required))
+
+
+def _named_nodes(required: Any) -> frozenset[str] | None:
+    """The NodeAffinity PreFilter's node names: the union over the required terms of the
+    names each term's ``matchFields`` ``metadata.name In`` requirements all allow (read
+    as given, valid or not); None (every node) when there is no term, or a term without
+    such a requirement. ``required`` has been parsed (its shape is valid)."""
+    terms = [] if required is None else _maps(required.get("nodeSelectorTerms"), "")
+    if not terms:
+        return None
+    names: set[str] = set()
+    for _, term in terms:
+        allowed: set[str] | None = None
+        for p, requirement in _maps(term.get("matchFields"), ""):
+            key, operator, values = _key_operator_values(requirement, p)
+            if key == METADATA_NAME and operator == IN:
+                allowed = set(values) if allowed is None else allowed & set(values)
+        if allowed is None:
+            return None
+        names |= allowed
+    return frozenset(names)
 
 
 def _node_affinity(affinity: Any) -> Mapping[str, Any]:
@@ -743,7 +764,6 @@ class _TermSpec:
     """What a term says before it is given its owner."""
 
     selector: LabelSelector
-    selector_keys: frozenset[str]  # the keys its labelSelector names
     match_label_keys: tuple[str, ...]
     mismatch_label_keys: tuple[str, ...]
     namespaces: frozenset[str]
@@ -759,7 +779,6 @@ def _parse_term_spec(obj: Any) -> _TermSpec:
     namespace_selector = term.get("namespaceSelector")
     return _TermSpec(
         selector=selector,
-        selector_keys=frozenset(r.key for r in selector.requirements or ()),
         match_label_keys=_strings(term.get("matchLabelKeys"), "matchLabelKeys"),
         mismatch_label_keys=_strings(term.get("mismatchLabelKeys"), "mismatchLabelKeys"),
         namespaces=frozenset(namespaces),
@@ -770,27 +789,25 @@ def _parse_term_spec(obj: Any) -> _TermSpec:
 
 
 def _label_requirements(keys: Sequence[str], operator: str, labels: Mapping[str, str],
-                        field: str, skipped: frozenset[str]) -> list[Requirement]:
-    """``key <operator> (labels[key])`` for each of ``keys`` that ``labels`` has and
-    ``skipped`` has not, validated as the scheduler validates the merged selector."""
+                        field: str) -> list[Requirement]:
+    """``key <operator> (labels[key])`` for each of ``keys`` that ``labels`` has,
+    validated as the scheduler validates the merged selector."""
     out = []
     for i, key in enumerate(keys):
-        if key in labels and key not in skipped:
+        if key in labels:
             path = child_path(field, i)
             out.append(_requirement(key, operator, (labels[key],), path, path, indexed=False))
     return out
 
 
 def _owned_term(spec: _TermSpec, owner_namespace: str,
-                owner_labels: Mapping[str, str]) -> PodAffinityTerm:
+                owner_labels: Mapping[str, str] | None) -> PodAffinityTerm:
     selector = spec.selector
-    if selector.requirements is not None:  # the API server merges into a selector only
+    if owner_labels is not None:  # (a nil selector stays nil)
         selector = _merged(selector, [
-            # a key the selector names was merged by the API server already
-            *_label_requirements(spec.match_label_keys, IN, owner_labels, "matchLabelKeys",
-                                 spec.selector_keys),
+            *_label_requirements(spec.match_label_keys, IN, owner_labels, "matchLabelKeys"),
             *_label_requirements(spec.mismatch_label_keys, NOT_IN, owner_labels,
-                                 "mismatchLabelKeys", frozenset()),
+                                 "mismatchLabelKeys"),
         ])
     return PodAffinityTerm(
         selector=selector,
@@ -801,22 +818,23 @@ def _owned_term(spec: _TermSpec, owner_namespace: str,
 
 
 def pod_affinity_term(term: Any, owner_namespace: str,
-                      owner_labels: Mapping[str, str]) -> PodAffinityTerm:
-    """A ``PodAffinityTerm`` (JSON) of a pod in ``owner_namespace`` labelled
-    ``owner_labels``: without namespaces and namespaceSelector it is about the owner's
-    namespace; its matchLabelKeys / mismatchLabelKeys are merged with the owner's labels
-    (see the module's docstring)."""
+                      owner_labels: Mapping[str, str] | None = None) -> PodAffinityTerm:
+    """A ``PodAffinityTerm`` (JSON) of a pod in ``owner_namespace``: without namespaces
+    and namespaceSelector it is about the owner's namespace. Its selector as stored, or,
+    given the owner's labels, with its matchLabelKeys / mismatchLabelKeys merged (see the
+    module's docstring)."""
     if type(owner_namespace) is not str:
         raise _wrong_type("namespace", "a string", owner_namespace)
-    owner_labels = _string_map(owner_labels, "labels")
+    if owner_labels is not None:
+        owner_labels = _string_map(owner_labels, "labels")
     data = _json_key(term)  # also the key of the owned term
     spec = _TERM_SPECS.get(data, lambda: _parse_term_spec(
         term if data is None else orjson.loads(data)))
-    if spec.selector.requirements is None:  # nothing to merge into
-        values: tuple[str | None, ...] = ()
-    else:
+    values: tuple[str | None, ...] | None = None
+    if owner_labels is not None and spec.selector.requirements is not None:
         values = tuple(owner_labels.get(k) for k in (*spec.match_label_keys,
                                                       *spec.mismatch_label_keys))
     namespace = owner_namespace if spec.owner_namespace else None
     key = None if data is None else (data, namespace, values)
-    return _TERMS.get(key, lambda: _owned_term(spec, owner_namespace, owner_labels))
+    return _TERMS.get(key, lambda: _owned_term(
+        spec, owner_namespace, None if values is None else owner_labels))

@@ -29,6 +29,7 @@ from ..cel.types import (
     UINT,
     Type,
     list_of,
+    optional_of,
 )
 from . import messages, variables, warnings
 from .diagnostics import Diagnostic, DiagnosticKind
@@ -86,7 +87,8 @@ RULE_FIELDS: Mapping[ExtensionPoint, tuple[CelField, ...]] = {
     ),
     ExtensionPoint.PRE_ENQUEUE: _fields(variables.PRE_ENQUEUE),
     ExtensionPoint.PRE_FILTER: _fields(
-        variables.PRE_FILTER, retryAfter=(INT,), nodeNames=(list_of(STRING),)
+        variables.PRE_FILTER, retryAfter=(INT,),
+        nodeNames=(list_of(STRING), optional_of(list_of(STRING))),
     ),
     ExtensionPoint.FILTER: _fields(
         variables.FILTER, reasons=(list_of(STRING),), unresolvableExpression=(BOOL,)
@@ -411,6 +413,7 @@ class _PolicyCompiler:
             position=self.document.position,
             origin=self.document.origin,
             labels=dict(metadata.get("labels") or {}),
+            plugin_name=str(self.spec.get("pluginName") or ""),
             match=self.match,
             params=dict(self.params),
             variables=tuple(self.variables),

@@ -6,12 +6,16 @@ pod affinity terms.
   ``LabelSelector.matches(map(string, string)) -> bool``;
 * ``nodeAffinity(map(string, string), dyn) -> NodeAffinity`` — a pod's required node
   affinity, from its ``nodeSelector`` and ``affinity``; ``NodeAffinity.matches(Node) -> bool``;
+  ``NodeAffinity.nodeNames() -> optional(list(string))``, the nodes its terms name (none:
+  every node);
 * ``preferredNodeAffinity(dyn) -> PreferredNodeAffinity`` — the preferred node selector
   terms of a pod's ``affinity``; ``PreferredNodeAffinity.score(Node) -> int``, the sum of
   the weights of the terms the node matches;
 * ``Toleration.tolerates(Taint) -> bool``;
-* ``podAffinityTerm(dyn, string, map(string, string)) -> PodAffinityTerm`` — a pod
-  (anti-)affinity term of a pod in this namespace with these labels;
+* ``podAffinityTerm(dyn, string[, map(string, string)]) -> PodAffinityTerm`` — a pod
+  (anti-)affinity term (or topology spread constraint) of a pod in this namespace, its
+  selector as stored, or merged with these labels through its matchLabelKeys /
+  mismatchLabelKeys (kube-scheduler's merge for a spread constraint);
   ``PodAffinityTerm.selects(Pod) -> bool``, whether the term is about that pod (its
   namespace's labels are not known here: a namespaceSelector other than ``{}`` selects no
   namespace but those listed in ``namespaces``).
@@ -40,8 +44,8 @@ import numpy as np
 
 from ..cel import CelError
 from ..cel.library.function import Function, Overload, member_overload
-from ..cel.types import BOOL, DYN, INT, MAP_STRING_STRING, STRING, Type
-from ..cel.values import no_such_overload
+from ..cel.types import BOOL, DYN, INT, MAP_STRING_STRING, STRING, Type, list_of, optional_of
+from ..cel.values import OptionalValue, no_such_overload
 from ..cel.vector import FactorisedColumn, NumericColumn, Scalar
 from ..model import selectors
 from ..model.selectors import (
@@ -120,6 +124,13 @@ def _node_labels_and_name(node: Any, function: str, receiver: Any) -> tuple[dict
 
 def _affinity_matches(affinity: NodeAffinity, node: Any) -> bool:
     return affinity.matches(*_node_labels_and_name(node, "matches", affinity))
+
+
+def _node_names(affinity: Any) -> OptionalValue:
+    if type(affinity) is not NodeAffinity:
+        raise no_such_overload("nodeNames", affinity)
+    names = affinity.node_names
+    return OptionalValue.NONE if names is None else OptionalValue(sorted(names))
 
 
 def _preferred_node_affinity(affinity: Any) -> PreferredNodeAffinity:
@@ -268,11 +279,11 @@ def _tolerates(toleration: Any, taint: Any) -> bool:
                    lambda: selectors.tolerates(toleration, taint))
 
 
-def _pod_affinity_term(term: Any, namespace: Any, labels: Any) -> PodAffinityTerm:
-    if type(namespace) is not str or type(labels) is not dict:
-        raise no_such_overload("podAffinityTerm", term, namespace, labels)
+def _pod_affinity_term(term: Any, namespace: Any, *labels: Any) -> PodAffinityTerm:
+    if type(namespace) is not str or any(type(x) is not dict for x in labels):
+        raise no_such_overload("podAffinityTerm", term, namespace, *labels)
     return _parsed(messages.INVALID_POD_AFFINITY_TERM,
-                   lambda: selectors.pod_affinity_term(term, namespace, labels))
+                   lambda: selectors.pod_affinity_term(term, namespace, *labels))
 
 
 def _selects(term: Any, pod: Any) -> bool:
@@ -285,8 +296,8 @@ def _selects(term: Any, pod: Any) -> bool:
 
 
 _SELECTS_EXAMPLE = ("nodePods.exists(p, podAffinityTerm({'labelSelector': {'matchLabels': "
-                    "{'app': 'db'}}, 'topologyKey': 'kubernetes.io/hostname'}, pod.namespace, "
-                    "pod.labels).selects(p))")
+                    "{'app': 'db'}}, 'topologyKey': 'kubernetes.io/hostname'}, "
+                    "pod.namespace).selects(p))")
 
 FUNCTIONS: tuple[Function, ...] = (
     Function("labelSelector",
@@ -300,6 +311,16 @@ FUNCTIONS: tuple[Function, ...] = (
              _node_affinity, cost=_PARSE_COST,
              doc="a pod's required node affinity: its nodeSelector and spec.affinity",
              examples=("nodeAffinity(pod.nodeSelector, pod.affinity).matches(node)",)),
+    Function("nodeNames",
+             (member_overload("node_affinity_node_names", (NODE_AFFINITY_TYPE,),
+                              optional_of(list_of(STRING))),),
+             _node_names, cost=_MATCH_COST,
+             doc="the nodes the required node affinity names, as kube-scheduler's "
+                 "NodeAffinity PreFilter reads them: the union over the terms of the names "
+                 "a term's matchFields metadata.name In allow; none (every node) when a "
+                 "term names no node",
+             examples=("nodeAffinity(pod.nodeSelector, pod.affinity).nodeNames()"
+                       ".orValue([]).size()",)),
     Function("preferredNodeAffinity",
              (Overload("preferred_node_affinity_dyn", (DYN,), PREFERRED_NODE_AFFINITY_TYPE),),
              _preferred_node_affinity, cost=_PARSE_COST,
@@ -319,11 +340,19 @@ FUNCTIONS: tuple[Function, ...] = (
              examples=("node.taints.all(t, t.effect == 'PreferNoSchedule' || "
                        "pod.tolerations.exists(x, x.tolerates(t)))",)),
     Function("podAffinityTerm",
-             (Overload("pod_affinity_term_dyn_string_map",
-                       (DYN, STRING, MAP_STRING_STRING), POD_AFFINITY_TERM_TYPE),),
+             (Overload("pod_affinity_term_dyn_string", (DYN, STRING), POD_AFFINITY_TERM_TYPE),
+              Overload("pod_affinity_term_dyn_string_map",
+                       (DYN, STRING, MAP_STRING_STRING), POD_AFFINITY_TERM_TYPE)),
              _pod_affinity_term, cost=_PARSE_COST,
-             doc="a pod affinity term of a pod in this namespace with these labels",
-             examples=(_SELECTS_EXAMPLE,)),
+             doc="a pod affinity term (or topology spread constraint) of a pod in this "
+                 "namespace, its selector as stored (the API server merged matchLabelKeys / "
+                 "mismatchLabelKeys when it created the pod); with the pod's labels, those "
+                 "keys merged again with them, as kube-scheduler does for a topology spread "
+                 "constraint",
+             examples=(_SELECTS_EXAMPLE,
+                       "podAffinityTerm({'labelSelector': {}, 'matchLabelKeys': ['app'], "
+                       "'topologyKey': 'kubernetes.io/hostname'}, pod.namespace, "
+                       "pod.labels).selects(pod)")),
     Function("selects",
              (member_overload("pod_affinity_term_selects_pod",
                               (POD_AFFINITY_TERM_TYPE, POD_TYPE), BOOL),),

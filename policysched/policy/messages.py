@@ -156,6 +156,9 @@ UNAVAILABLE["aggregates"] = (
 )
 UNAVAILABLE["item"] = "in {where}: item exists only in the fields of an aggregate with forEach"
 UNAVAILABLE["p"] = "in {where}: p exists only in an aggregate's termsOf"
+UNAVAILABLE["preFilterRan"] = (
+    "in {where}: preFilterRan exists only in postFilter expressions"
+)
 UNAVAILABLE_VARIABLES_IN_MATCH = (
     "in {where}: variables are computed only for pods the policy matches"
 )

@@ -166,7 +166,12 @@ class FilterRule(Rule):
 
 @dataclass(frozen=True, kw_only=True)
 class PostFilterRule(Rule):
-    victims: CelExpression
+    """With ``victims``: part of preemption. Without: a rule that makes no room and only
+    reports its message when its expression is false. ``unresolvable``: that message alone
+    ends postFilter (framework/post_filter.py)."""
+
+    victims: CelExpression | None = None
+    unresolvable: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -280,6 +285,7 @@ class Policy:
     position: Position
     origin: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
+    plugin_name: str = ""  # spec.pluginName ("" for none: see ``plugin``)
     match: CelExpression | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     variables: tuple[Variable, ...] = ()
@@ -289,6 +295,13 @@ class Policy:
 
     def rules_for(self, point: ExtensionPoint) -> tuple[Rule, ...]:
         return self.rules.get(point, ())
+
+    @property
+    def plugin(self) -> str:
+        """The policy's name in the framework's texts that name plugins (kube-scheduler's
+        ``node(s) didn't satisfy plugin(s) [NodeAffinity]``): ``spec.pluginName``, else
+        ``metadata.name``."""
+        return self.plugin_name or self.name
 
     @cached_property
     def variable_expressions(self) -> Mapping[str, CelExpression]:

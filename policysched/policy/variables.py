@@ -56,6 +56,7 @@ VICTIM = "victim"
 AGGREGATES = "aggregates"
 ITEM = "item"
 COUNTED_POD = "p"
+PRE_FILTER_RAN = "preFilterRan"
 
 POD_TYPE = Type("policysched.Pod")
 NODE_TYPE = Type("policysched.Node")
@@ -246,6 +247,13 @@ DECLARATIONS: Mapping[str, Declaration] = {
         "aggregates.sameApp.count(node) - aggregates.sameApp.minimum() <= 1"),
     ITEM: Declaration(DYN, "an element of an aggregate's `forEach` list, in its other fields",
                       "item.topologyKey"),
+    PRE_FILTER_RAN: Declaration(
+        BOOL,
+        "whether preFilter got to this policy in this cycle: false when a policy before it "
+        "in the profile rejected the pod as unresolvable, or narrowed the nodes to none "
+        "(kube-scheduler's PreFilter stops there, so the plugins after it have no PreFilter "
+        "state)",
+        "preFilterRan"),
     COUNTED_POD: Declaration(
         POD_TYPE, "a pod counted by an aggregate with `termsOf`",
         "p.affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution"
@@ -377,7 +385,8 @@ QUEUE_SORT_KEYS = Scope("queueSort keys", frozenset({NOW, POD, PARAMS}),
 PRE_ENQUEUE = Scope("preEnqueue", _POD_LEVEL, messages.WHY_NO_NODE_PRE_ENQUEUE)
 PRE_FILTER = Scope("preFilter", _CLUSTER_LEVEL, messages.WHY_NO_NODE_PRE_FILTER)
 FILTER = Scope("filter", _NODE_LEVEL)
-POST_FILTER = Scope("postFilter", _CLUSTER_LEVEL, messages.WHY_NO_NODE_POST_FILTER)
+POST_FILTER = Scope("postFilter", _CLUSTER_LEVEL | {PRE_FILTER_RAN},
+                    messages.WHY_NO_NODE_POST_FILTER)
 POST_FILTER_VICTIMS = Scope("postFilter victims", _NODE_LEVEL | {VICTIM})
 PRE_SCORE = Scope("preScore", _CLUSTER_LEVEL, messages.WHY_NO_NODE_PRE_SCORE)
 SCORE = Scope("score", _NODE_LEVEL)

@@ -281,3 +281,97 @@ def test_namespaces_and_workloads_come_before_pods_and_feed_the_cache() -> None:
     with pytest.raises(ObjectError, match=r"spec\.selector: required field is missing"):
         backend.add_object(make_controller("ReplicaSet", "bad", None))
     assert backend.get("Namespace", "shop") is not None
+
+
+# -- matchLabelKeys / mismatchLabelKeys: kube-apiserver's pod strategy on create -------------
+
+def term(**extra: Any) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": {"app": "web"}},
+            "topologyKey": "kubernetes.io/hostname", **extra}
+
+
+def labelled_pod(name: str, labels: dict[str, str], **spec: Any) -> dict[str, Any]:
+    return make_pod(name, labels=labels, **spec)
+
+
+def test_label_keys_are_merged_into_the_selectors_when_a_pod_is_created() -> None:
+    """PrepareForCreate (mutatePodAffinity, mutateTopologySpreadConstraints): for every
+    pod (anti-)affinity term, required or preferred, and topology spread constraint."""
+    backend = MemoryBackend()
+    affinity = {
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            term(matchLabelKeys=["rev", "absent"])]},
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "podAffinityTerm": term(mismatchLabelKeys=["team"])}],
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "zone", "matchLabelKeys": ["rev"]}]}}  # nil selector: left as is
+    spread = [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {}, "matchLabelKeys": ["rev"]}]
+    stored = backend.add_object(labelled_pod("p", {"app": "web", "rev": "7", "team": "a"},
+                                              affinity=affinity,
+                                              topologySpreadConstraints=spread))
+    spec = stored["spec"]
+    required = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert required[0]["labelSelector"] == {
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [{"key": "rev", "operator": "In", "values": ["7"]}]}
+    anti = spec["affinity"]["podAntiAffinity"]
+    preferred = anti["preferredDuringSchedulingIgnoredDuringExecution"][0]["podAffinityTerm"]
+    assert preferred["labelSelector"]["matchExpressions"] == [
+        {"key": "team", "operator": "NotIn", "values": ["a"]}]
+    assert "labelSelector" not in anti["requiredDuringSchedulingIgnoredDuringExecution"][0]
+    assert spec["topologySpreadConstraints"][0]["labelSelector"] == {
+        "matchExpressions": [{"key": "rev", "operator": "In", "values": ["7"]}]}
+    # only at creation: an update keeps the selectors as they are
+    stored["metadata"]["labels"]["rev"] = "8"
+    updated = backend.update_object(stored)
+    assert updated["spec"]["topologySpreadConstraints"] == spec["topologySpreadConstraints"]
+
+
+def test_a_pod_read_back_from_a_cluster_is_not_merged_twice() -> None:
+    """A dump of a real cluster has the requirements already."""
+    merged = term(matchLabelKeys=["rev"], mismatchLabelKeys=["team"])
+    merged["labelSelector"]["matchExpressions"] = [
+        {"key": "rev", "operator": "In", "values": ["7"]},
+        {"key": "team", "operator": "NotIn", "values": ["a"]}]
+    pod = labelled_pod("p", {"app": "web", "rev": "7", "team": "a"}, affinity={
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [merged]}})
+    stored = MemoryBackend([pod]).pod("default/p")
+    assert stored is not None
+    [again] = stored["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"]
+    assert again == merged
+
+
+def test_a_term_keeps_the_labels_of_its_pods_creation() -> None:
+    """kube v1.34.12: a running pod created without `rev`, labelled rev=2 later, still
+    keeps every app=web pod off its node (its term was merged at creation, with no rev)."""
+    from policysched.commands.loading import load_engine
+    from policysched.framework.scheduler import Scheduler
+
+    engine = load_engine([], None)
+    guard = labelled_pod("guard", {"app": "web"}, node="n0", affinity={
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            term(matchLabelKeys=["rev"])]}})
+    backend = MemoryBackend([make_node("n0", **{}), make_node("n1"), guard],
+                            SimulatedClock(T0))
+    for name in ("n0", "n1"):
+        node = backend.get("Node", name)
+        assert node is not None
+        node["metadata"]["labels"] = {"kubernetes.io/hostname": name}
+        backend.update_object(node)
+    relabelled = backend.pod("default/guard")
+    assert relabelled is not None
+    relabelled["metadata"]["labels"]["rev"] = "2"
+    backend.update_object(relabelled)
+    backend.add_object(labelled_pod("incoming", {"app": "web", "rev": "1"},
+                                    schedulerName="policysched",
+                                    nodeSelector={"kubernetes.io/hostname": "n0"}))
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
+    scheduler.sync()
+    scheduler.schedule_one()
+    assert scheduler.records["default/incoming"].message == (
+        "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 "
+        "node(s) didn't satisfy existing pods anti-affinity rules. no new claims to "
+        "deallocate, preemption: 0/2 nodes are available: 1 No preemption victims found for "
+        "incoming pod, 1 Preemption is not helpful for scheduling.")

@@ -93,9 +93,9 @@ def test_host_port_conflict(scheduler: support.SchedulerProcess, admin_api: Any,
                         "didn't have free ports for the requested pod ports")
     assert _message(pending) == (
         "0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod "
-        "ports, 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes "
-        "are available: 1 No preemption victims found for incoming pod, 2 Preemption is not "
-        "helpful for scheduling.")
+        "ports, 2 node(s) didn't match Pod's node affinity/selector. no new claims to "
+        "deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for "
+        "incoming pod, 2 Preemption is not helpful for scheduling.")
     _create(admin_api, namespace, support.pod("port-c", host_port=30081, node_selector=on_node0))
     assert _bound(admin_api, namespace, "port-c").spec.node_name == "kwok-node-0"
     assert _node_of(admin_api, namespace, "port-b") is None
@@ -151,7 +151,8 @@ def test_node_affinity(scheduler: support.SchedulerProcess, admin_api: Any,
     pending = _rejected(admin_api, namespace, "needs-z", "didn't match Pod's node affinity")
     assert _message(pending) == (
         "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector. "
-        "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+        "no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is "
+        "not helpful for scheduling.")
 
 
 # ------------------------------------------------------------------------------ preemption
@@ -207,8 +208,9 @@ def test_failed_scheduling_event(scheduler: support.SchedulerProcess, admin_api:
 
     events = client.EventsV1Api(admin_api)
     too_big = _create(admin_api, namespace, support.pod("too-big", cpu="64"))
-    expected = ("0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are "
-                "available: 3 Preemption is not helpful for scheduling.")
+    expected = ("0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, "
+                "preemption: 0/3 nodes are available: 3 Preemption is not helpful for "
+                "scheduling.")
     event = support.wait_for_event(
         events, namespace,
         lambda e: e.reason == "FailedScheduling" and e.regarding.name == "too-big",

@@ -45,7 +45,7 @@ from policysched.cache.cache import Snapshot
 from policysched.cache.node_info import NodeInfo
 from policysched.cache.node_table import NodeTable
 from policysched.cel import CelError
-from policysched.cluster.memory import MemoryBackend
+from policysched.cluster.memory import MemoryBackend, merge_label_keys
 from policysched.commands.loading import load_engine
 from policysched.framework.aggregates import ClusterView
 from policysched.framework.profiles import Engine, build_frameworks
@@ -368,15 +368,14 @@ class Term:
 
 
 def affinity_term(term: Mapping[str, Any], owner: PodInfo) -> Term:
-    """``newAffinityTerm`` of ``owner``'s term, its label keys merged as the API server does."""
+    """``newAffinityTerm`` of ``owner``'s term: its selector as stored (the API server merged
+    its label keys when it created the pod)."""
     namespace_selector = term.get("namespaceSelector")
     namespaces = frozenset(term.get("namespaces") or ())
     if not namespaces and namespace_selector is None:
         namespaces = frozenset((owner.namespace,))
-    return Term(with_label_keys(requirements(term.get("labelSelector")),
-                                term.get("matchLabelKeys") or (),
-                                term.get("mismatchLabelKeys") or (), owner.view["labels"]),
-                namespaces, requirements(namespace_selector) == (), term["topologyKey"])
+    return Term(requirements(term.get("labelSelector")), namespaces,
+                requirements(namespace_selector) == (), term["topologyKey"])
 
 
 def node_affinity_matches(pod: PodInfo, node: NodeInfo) -> bool:
@@ -783,6 +782,12 @@ EVENT_KINDS: tuple[tuple[Callable[[Driven], None], int], ...] = (
     (event_assume_and_forget, 2))
 
 
+def created(pod: dict[str, Any]) -> dict[str, Any]:
+    """``pod`` as the API server creates it (its terms' label keys merged)."""
+    merge_label_keys(pod)
+    return pod
+
+
 def probe_pods(rng: random.Random) -> list[dict[str, Any]]:
     """``PROBES`` rich pods, each with a twin in another namespace with other labels: the
     same terms, that must not share the columns of the pods they count."""
@@ -807,7 +812,7 @@ def test_aggregates_kept_incrementally_equal_a_recomputation_and_kube(
     objects = random_cluster(rng, EVERYTHING, nodes=rng.randint(3, 8), bound=rng.randint(0, 20),
                              pending=rng.randint(0, 8))
     s, backend, clock = scheduler(objects, new_engine(), VECTORISED if case % 2 else SCALAR)
-    probes = [pod_info(p) for p in probe_pods(rng)]
+    probes = [pod_info(created(p)) for p in probe_pods(rng)]
     d = Driven(case, rng, s, backend, clock, probes)
     d.check()
     kinds, weights = zip(*EVENT_KINDS, strict=True)
@@ -874,7 +879,8 @@ CHANGES = 6
 def test_a_what_if_node_filters_like_the_cluster_it_stands_for(case: int) -> None:
     rng = SETTINGS.rng(f"{TEST}:what-if", case)
     objects = random_cluster(rng, EVERYTHING, nodes=rng.randint(3, 8), bound=rng.randint(4, 24))
-    probes = [pod_info(random_pod(rng, f"probe-{i}", EVERYTHING, rich=True)) for i in range(4)]
+    probes = [pod_info(created(random_pod(rng, f"probe-{i}", EVERYTHING, rich=True)))
+              for i in range(4)]
     s, _, _ = scheduler(objects, new_engine(), SCALAR)
     fwk = s.profiles[PROFILE]
     # the filters of the whole profile, and those of the policies with aggregates alone (the
@@ -885,13 +891,13 @@ def test_a_what_if_node_filters_like_the_cluster_it_stands_for(case: int) -> Non
     snapshot = s.cache.snapshot()
     # one cycle state per probe, as preemption keeps one for all the what-ifs of a cycle
     states = [s.cycle_state(probe, snapshot) for probe in probes]
-    prefiltered = [fwk.run_pre_filter(state)[0].is_success for state in states]
+    prefiltered = [fwk.run_pre_filter(state).status.is_success for state in states]
     for change in range(CHANGES):
         node = rng.choice([n for n in snapshot.nodes if n.pods] or snapshot.nodes)
         on_node = [o for o in objects
                    if o["kind"] == "Pod" and o["spec"].get("nodeName") == node.name]
         removed = rng.sample(on_node, min(len(on_node), rng.randint(0, 3)))
-        added = [random_pod(rng, f"added-{change}-{i}", EVERYTHING, node.name)
+        added = [created(random_pod(rng, f"added-{change}-{i}", EVERYTHING, node.name))
                  for i in range(rng.randint(0 if removed else 1, 2))]
         what_if = node.clone()
         for obj in removed:
@@ -905,7 +911,7 @@ def test_a_what_if_node_filters_like_the_cluster_it_stands_for(case: int) -> Non
         assert real_node is not None
         for probe, state, ok in zip(probes, states, prefiltered, strict=True):
             real_state = real.cycle_state(probe, real_snapshot)
-            if not (ok and fwk.run_pre_filter(real_state)[0].is_success):
+            if not (ok and fwk.run_pre_filter(real_state).status.is_success):
                 continue
             for which, rules in filters.items():
                 got = fwk.run_filter(state, what_if, rules)

@@ -81,6 +81,7 @@ POISON_NODES = 3  # more than one, so that poison pods are scored
 GATING_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit", "preBind", "bind")
 DOOM = "int(pod.name) > 0"  # an error for every poison pod (named poison-<i>)
 FIT_ERROR = re.compile(r"0/\d+ nodes are available")  # kube's FitError: no node fits
+OWN_PRE_SCORE_ERROR = "policy node-affinity rule has-preferred-terms: spec.preScore"
 
 
 # --------------------------------------------------------------------------- object mutations
@@ -558,9 +559,12 @@ def lost_details(sim: Simulation, keys: list[str]) -> str:
 
 
 def fit_error(sim: Simulation, pod: str) -> bool:
-    """Whether ``pod`` was told that no node fits it (rather than given an error)."""
+    """Whether ``pod`` was told that no node fits it, or an error of its own that only
+    more feasible nodes reveal: preScore, which runs only with two or more (kube's
+    PreScore fails a pod whose preferred node affinity it cannot parse)."""
     outcome = sim.pod(pod)
-    return outcome is not None and FIT_ERROR.match(outcome.message or "") is not None
+    message = "" if outcome is None else outcome.message or ""
+    return FIT_ERROR.match(message) is not None or message.startswith(OWN_PRE_SCORE_ERROR)
 
 
 def bound(sim: Simulation) -> set[str]:

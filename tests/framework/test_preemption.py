@@ -135,7 +135,7 @@ def cycle(scheduler: Scheduler, name: str) -> tuple[Framework, CycleState, dict[
     assert found is not None
     snapshot = scheduler.cache.snapshot()
     state = scheduler.cycle_state(found, snapshot)
-    assert fwk.check_matches(state).is_success and fwk.run_pre_filter(state)[0].is_success
+    assert fwk.check_matches(state).is_success and fwk.run_pre_filter(state).status.is_success
     return fwk, state, {n.name: fwk.run_filter(state, n) for n in snapshot.nodes}
 
 

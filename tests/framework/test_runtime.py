@@ -1,6 +1,7 @@
 """framework/runtime.py: what an expression sees at run time — here ``workloadSelector``,
 kube-scheduler's DefaultSelector of the pod, from the Services and controllers the cache
-keeps (model.workloads)."""
+keeps (model.workloads) — and how preFilter's rules run (kube-scheduler's
+RunPreFilterPlugins)."""
 
 from __future__ import annotations
 
@@ -146,3 +147,94 @@ def test_a_result_that_read_it_is_not_reused_once_it_changed(tmp_path: Path) -> 
     backend.delete_object("Service", "front")
     s.sync()
     assert run(s, clock)["default/web-1"][0] == "n1"
+
+
+# -- preFilter: kube-scheduler's RunPreFilterPlugins, a policy being a plugin ------------------
+
+def pre_filter_policy(name: str, rules: str, plugin: str = "") -> str:
+    plugin_line = f"  pluginName: {plugin}\n" if plugin else ""
+    return (f"apiVersion: policysched.io/v1alpha1\nkind: SchedulingPolicy\nmetadata:\n"
+            f"  name: {name}\nspec:\n{plugin_line}  preFilter:\n{rules}")
+
+
+def rejecting(message: str, *, unresolvable: bool = False, retry: int | None = None,
+              name: str = "reject", expression: str = "false") -> str:
+    retry_line = f"    retryAfter: '{retry}'\n" if retry is not None else ""
+    return (f"  - name: {name}\n    expression: '{expression}'\n    message: {message}\n"
+            f"    unresolvable: {str(unresolvable).lower()}\n{retry_line}")
+
+
+def naming(*nodes: str) -> str:
+    return f"  - name: narrow\n    nodeNames: \"{list(nodes)!r}\"\n"
+
+
+def first_failure(tmp_path: Path, policies: list[str], nodes: int = 3
+                  ) -> tuple[str | None, Scheduler]:
+    """The message of pod ``p``'s first attempt with exactly these ``policies``."""
+    for path in tmp_path.glob("*.yaml"):
+        path.unlink()
+    for i, text in enumerate(policies):
+        (tmp_path / f"{i}.yaml").write_text(text)
+    s = Scheduler(MemoryBackend([make_node(f"n{i}") for i in range(nodes)]
+                                + [make_pod("p", schedulerName=PROFILE)],
+                                SimulatedClock(1_700_000_000)),
+                  load_engine([str(tmp_path)], POLICIES_ONLY).frameworks)
+    s.sync()
+    s.schedule_one()
+    return s.records["default/p"].message, s
+
+
+def test_an_unschedulable_pre_filter_rejection_lets_later_policies_run_the_last_wins(
+        tmp_path: Path) -> None:
+    message, s = first_failure(tmp_path, [
+        pre_filter_policy("a", rejecting("first", retry=30)),
+        pre_filter_policy("b", rejecting("second", retry=10))])
+    assert message == "0/3 nodes are available: second."
+    # retried when both may pass: after the longer delay
+    assert s.next_wakeup() == 1_700_000_000 + 30
+
+
+def test_an_unresolvable_pre_filter_rejection_ends_pre_filter(tmp_path: Path) -> None:
+    message, _ = first_failure(tmp_path, [
+        pre_filter_policy("a", rejecting("first", unresolvable=True)),
+        pre_filter_policy("b", rejecting("second"))])
+    assert message == "0/3 nodes are available: first."
+
+
+def test_a_policy_stops_at_its_first_rejection(tmp_path: Path) -> None:
+    message, _ = first_failure(tmp_path, [
+        pre_filter_policy("a", rejecting("first") + rejecting("second", name="again"))])
+    assert message == "0/3 nodes are available: first."
+
+
+def test_nodes_left_out_by_node_names_are_named_after_the_plugins(tmp_path: Path) -> None:
+    # kube: "node(s) didn't satisfy plugin(s) [NodeAffinity]" (sets.List of the plugins
+    # that returned node names, printed with %v)
+    message, _ = first_failure(tmp_path, [
+        pre_filter_policy("a", naming("n0", "n1"), plugin="Zeta"),
+        pre_filter_policy("b", naming("n1", "gone")),
+        pre_filter_policy("c", rejecting("unused", expression="true"))])
+    assert message is None  # n1 fits
+    message, _ = first_failure(tmp_path, [
+        pre_filter_policy("a", naming("gone"), plugin="Zeta")])
+    assert message == ("0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [Zeta].")
+
+
+def test_node_names_that_intersect_to_nothing_reject_the_pod_as_unresolvable(
+        tmp_path: Path) -> None:
+    # kube's texts from RunPreFilterPlugins, one plugin and several
+    message, _ = first_failure(tmp_path, [pre_filter_policy("a", naming())])
+    assert message == "0/3 nodes are available: node(s) didn't satisfy plugin a."
+    message, _ = first_failure(tmp_path, [
+        pre_filter_policy("b", naming("n0"), plugin="Zeta"),
+        pre_filter_policy("a", naming("n1"), plugin="Alpha"),
+        pre_filter_policy("c", rejecting("not reached"))])
+    assert message == ("0/3 nodes are available: node(s) didn't satisfy plugin(s) "
+                       "[Alpha Zeta] simultaneously.")
+
+
+def test_without_nodes_the_pod_is_told_so_before_pre_filter(tmp_path: Path) -> None:
+    # kube's ErrNoNodesAvailable comes before PreFilter
+    message, _ = first_failure(tmp_path, [pre_filter_policy("a", rejecting("first"))],
+                               nodes=0)
+    assert message == "no nodes available to schedule pods"

@@ -186,7 +186,7 @@ def test_every_node_gets_the_same_status_and_score_in_both_tiers(
         snapshot = s.cache.snapshot()
         for pod in s.cache.pending_pods()[:8]:
             state = s.cycle_state(pod, snapshot)
-            if not fwk.run_pre_filter(state)[0].is_success:
+            if not fwk.run_pre_filter(state).status.is_success:
                 continue
             _, _, status_of = s.evaluator.filter(fwk, state, snapshot)
             scalar_state = s.cycle_state(pod, snapshot)

@@ -359,6 +359,30 @@ def test_match_fields(field: dict[str, Any], name: str, want: bool) -> None:
     assert s.required_node_affinity({}, affinity).matches({}, name) is want
 
 
+@pytest.mark.parametrize(("affinity", "want"), [
+    # kube's nodeaffinity plugin tests (TestNodeAffinity, wantPreFilterResult)
+    (required(term(fields=NAME_IN_NODE_1)), {"node_1"}),
+    (required(term(fields=[expr("metadata.name", "In", "node1")]),
+              term(fields=[expr("metadata.name", "In", "node2")])), {"node1", "node2"}),
+    # a term that names no node: every node (the terms are ORed)
+    (required(term(fields=NAME_IN_NODE_1), term(expr("foo", "In", "bar"))), None),
+    (required(term(expr("foo", "In", "bar"), fields=NAME_IN_NODE_1)), {"node_1"}),
+    # requirements of a term are ANDed: "Pod with two conflicting mach field requirements"
+    (required(term(fields=[expr("metadata.name", "In", "node1"),
+                           expr("metadata.name", "In", "node2")])), set()),
+    (required(term(fields=[expr("metadata.name", "In", "a", "b"),
+                           expr("metadata.name", "In", "b", "c")])), {"b"}),
+    # NotIn names no node; values are read as given, even where the term is invalid
+    (required(term(fields=[expr("metadata.name", "NotIn", "node1")])), None),
+    (required(term(expr("bad key", "Exists"), fields=NAME_IN_NODE_1)), {"node_1"}),
+    (required(), None),
+    (None, None),
+])
+def test_node_names_of_the_required_terms(affinity: Any, want: set[str] | None) -> None:
+    names = s.required_node_affinity({}, affinity).node_names
+    assert names == (None if want is None else frozenset(want))
+
+
 def test_equivalent_node_affinities_have_one_key() -> None:
     a = s.required_node_affinity({"b": "2", "a": "1"}, required(
         term(expr("x", "In", "1", "2")), term(fields=NAME_IN_NODE_1),
@@ -533,10 +557,19 @@ def test_namespaces_and_namespace_selector(term: dict[str, Any], namespace: str,
 
 
 def test_a_term_without_label_selector_selects_no_pod() -> None:
-    t = s.pod_affinity_term({"topologyKey": "zone", "matchLabelKeys": ["app"]}, "ns",
-                            {"app": "web"})
-    assert t.selector is NOTHING
-    assert not t.selects({"app": "web"}, "ns")
+    for labels in (None, {"app": "web"}):
+        t = s.pod_affinity_term({"topologyKey": "zone", "matchLabelKeys": ["app"]}, "ns",
+                                labels)
+        assert t.selector is NOTHING
+        assert not t.selects({"app": "web"}, "ns")
+
+
+def test_a_term_is_read_as_stored() -> None:
+    """kube-scheduler reads a pod affinity term's selector as the API server stored it
+    (with matchLabelKeys / mismatchLabelKeys merged at creation)."""
+    t = s.pod_affinity_term({"labelSelector": selector(app="web"), "topologyKey": "zone",
+                             "matchLabelKeys": ["rev"], "mismatchLabelKeys": ["team"]}, "ns")
+    assert t.selector == s.label_selector(selector(app="web"))
 
 
 def test_match_label_keys_are_merged_with_the_owners_labels() -> None:
@@ -552,15 +585,17 @@ def test_match_label_keys_are_merged_with_the_owners_labels() -> None:
     assert not t.selects({"app": "web", "rev": "7", "team": "a"}, "ns")
 
 
-def test_a_term_merged_by_the_api_server_is_not_merged_again() -> None:
-    """kube-apiserver merges matchLabelKeys when it creates the pod; a pod read back has its
-    key in the selector already (and the API refuses a key in both otherwise), so a label
-    changed since keeps the value merged at creation, as in kube-scheduler."""
+def test_merging_again_ands_with_what_the_api_server_merged() -> None:
+    """kube-scheduler merges a spread constraint's matchLabelKeys at every attempt, on top of
+    the API server's merge (mergeLabelSetWithSelector): the same labels change nothing, a
+    label changed since creation leaves no pod selected."""
     merged = {"labelSelector": selector(expr("rev", "In", "7"), app="web"),
               "matchLabelKeys": ["rev"], "topologyKey": "zone"}
-    t = s.pod_affinity_term(merged, "ns", {"app": "web", "rev": "8"})
-    assert t.selects({"app": "web", "rev": "7"}, "ns")
-    assert not t.selects({"app": "web", "rev": "8"}, "ns")
+    same = s.pod_affinity_term(merged, "ns", {"app": "web", "rev": "7"})
+    assert same.selector == s.pod_affinity_term(merged, "ns").selector
+    changed = s.pod_affinity_term(merged, "ns", {"app": "web", "rev": "8"})
+    assert not changed.selects({"app": "web", "rev": "7"}, "ns")
+    assert not changed.selects({"app": "web", "rev": "8"}, "ns")
 
 
 def test_terms_of_a_workload_share_one_value() -> None:

@@ -267,7 +267,9 @@ def _terms(value: Any, owner: Mapping[str, Any]) -> list[tuple[PodAffinityTerm, 
         weight, term = 1, item
         if isinstance(item, dict) and "podAffinityTerm" in item:
             weight, term = item["weight"], item["podAffinityTerm"]
-        out.append((pod_affinity_term(term, owner["namespace"], owner["labels"]), weight))
+        if type(term) is not PodAffinityTerm:  # else a podAffinityTerm(...) value
+            term = pod_affinity_term(term, owner["namespace"])  # as the API server stored it
+        out.append((term, weight))
     return out
 
 

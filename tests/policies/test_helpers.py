@@ -30,7 +30,8 @@ def test_library_validates() -> None:
     assert policy_set.errors == ()
     assert len(policy_set.configurations) == 1
     assert {p.name for p in policy_set.policies} == {
-        "coscheduling", "default-binder", "default-preemption", "delay", "image-locality",
+        "coscheduling", "default-binder", "default-preemption", "delay", "dynamic-resources",
+        "image-locality",
         "inter-pod-affinity", "node-affinity", "node-name", "node-ports",
         "node-resources-balanced-allocation", "node-resources-fit",
         "node-resources-most-allocated", "node-unschedulable", "pod-topology-spread",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -26,6 +27,7 @@ PLUGINS = {
     "InterPodAffinity": "inter-pod-affinity", "DefaultPreemption": "default-preemption",
     "NodeResourcesBalancedAllocation": "node-resources-balanced-allocation",
     "ImageLocality": "image-locality", "DefaultBinder": "default-binder",
+    "DynamicResources": "dynamic-resources",
 }
 # default_plugins.go, v1.34 (checked against the Go source below when it is on this machine)
 DEFAULT_PROFILE = [
@@ -36,8 +38,12 @@ DEFAULT_PROFILE = [
     ("InterPodAffinity", 2), ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
 ]
-GO_SOURCE = Path("/root/.cache/policysched/gomod/k8s.io/kubernetes@v1.34.12/pkg/scheduler/"
-                 "apis/config/v1/default_plugins.go")
+# applyDynamicResources (DynamicResourceAllocation, GA and on in v1.34): inserted before
+# DefaultPreemption
+FEATURE_GATED = ("DynamicResources", "DefaultPreemption")
+# deploy/local/cluster.sh's module cache
+GO_SOURCE = (Path(os.environ.get("POLICYSCHED_CACHE") or Path.home() / ".cache" / "policysched")
+             / "gomod/k8s.io/kubernetes@v1.34.12/pkg/scheduler/apis/config/v1/default_plugins.go")
 
 
 @pytest.mark.skipif(not GO_SOURCE.exists(), reason="kube-scheduler source not on this machine")
@@ -47,16 +53,34 @@ def test_default_profile_table_matches_the_go_source() -> None:
     found = [(name, int(weight) if weight else None) for name, weight in re.findall(
         r"\{Name: names\.(\w+)(?:, Weight: ptr\.To\[int32\]\((\d+)\))?\}", block)]
     assert found == DEFAULT_PROFILE
+    insertion = text[text.index("func applyDynamicResources"):]
+    assert "extended = append(extended, v1.Plugin{Name: names.DynamicResources})" in insertion
+    assert "== names.DefaultPreemption" in insertion
+
+
+def with_feature_gated(profile: list[tuple[str, int | None]]) -> list[tuple[str, int | None]]:
+    """The default profile with the plugins kube-scheduler adds for features on by
+    default (``FEATURE_GATED``: the plugin, and the one it goes before)."""
+    plugin, before = FEATURE_GATED
+    i = [name for name, _ in profile].index(before)
+    return [*profile[:i], (plugin, None), *profile[i:]]
 
 
 def test_builtin_profile_is_the_default_profile_plus_the_articles() -> None:
     enabled = PROFILES["policysched"]["policies"]["enabled"]
-    expected = [(PLUGINS[name], weight) for name, weight in DEFAULT_PROFILE if PLUGINS[name]]
+    expected = [(PLUGINS[name], weight) for name, weight in with_feature_gated(DEFAULT_PROFILE)
+                if PLUGINS[name]]
     got = [(e["name"], e.get("weight")) for e in enabled]
     assert got[:len(expected)] == expected
     assert got[len(expected):] == [("delay", None), ("coscheduling", None)]
     assert PROFILES["policysched"]["policies"]["disabled"] == [{"name": "*"}]
     assert PROFILES["policysched"]["queueSort"] == "priority-sort"
+
+
+def test_policies_reproducing_a_plugin_are_named_after_it_in_framework_texts() -> None:
+    for plugin, name in PLUGINS.items():
+        if name is not None:
+            assert load(name).plugin == plugin, name
 
 
 def test_score_rules_carry_weight_1_so_the_profile_weights_are_kube_weights() -> None:

@@ -554,12 +554,13 @@ class Checker:
             found.append(f"accepted: {mutant.must_reject}")
         # (a variable's new type may instead fail where it is used)
         in_rule = mutant.cel_path is not None and mutant.cel_path[1] in POINTS
-        if in_rule and diagnostics and not unparsed(diagnostics):
+        errors = tuple(d for d in diagnostics if d.severity == "error")  # not a warning
+        if in_rule and errors and not unparsed(diagnostics):
             assert mutant.cel_path is not None
             span = field_span(text, mutant.cel_path)
             if span is not None and not any(
                     d.line is not None and span[0] <= source_index(starts, d) <= span[1]
-                    for d in diagnostics):
+                    for d in errors):
                 found.append("position: no error inside the mutated CEL field")
         if mutant.inner is not None and diagnostics:
             alone = self.problems(Mutant("inner", mutant.inner), "inner.yaml")[1]

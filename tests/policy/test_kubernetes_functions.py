@@ -129,6 +129,17 @@ def test_pod_affinity_terms_select_pods(other: dict[str, Any], want: bool) -> No
     assert evaluate(text, nodePods=[other]) is want
 
 
+@pytest.mark.parametrize(("other", "want"), [
+    (pod("a", "prod", {"app": "web", "rev": "3"}), True),
+    (pod("b", "prod", {"app": "web", "rev": "4"}), True),  # as stored: matchLabelKeys ignored
+    (pod("c", "dev", {"app": "web", "rev": "3"}), False),
+])
+def test_without_labels_a_term_is_read_as_stored(other: dict[str, Any], want: bool) -> None:
+    text = ("pod.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            ".all(t, podAffinityTerm(t, pod.namespace).selects(nodePods[0]))")
+    assert evaluate(text, nodePods=[other]) is want
+
+
 def test_a_namespace_selector_other_than_everything_needs_namespace_labels() -> None:
     """Namespace labels are not known to ``selects``: only ``{}`` selects other namespaces."""
     for selector, want in (("{}", True), ("{'matchLabels': {'env': 'dev'}}", False)):
@@ -172,8 +183,8 @@ def test_result_types() -> None:
                  "podAffinityTerm(pod.affinity, pod.namespace, pod.labels).selects(pod)"):
         assert compile_expression(text, env).type == BOOL
     assert compile_expression("labelSelector({})", env).type == v.LABEL_SELECTOR_TYPE
-    assert compile_expression("podAffinityTerm({}, '', {})", env).type == \
-        v.POD_AFFINITY_TERM_TYPE
+    for text in ("podAffinityTerm({}, '', {})", "podAffinityTerm({}, '')"):
+        assert compile_expression(text, env).type == v.POD_AFFINITY_TERM_TYPE
 
 
 @pytest.mark.parametrize(("text", "message"), [

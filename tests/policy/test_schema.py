@@ -95,7 +95,7 @@ def test_every_field_is_documented() -> None:
 def test_spec_has_one_rule_list_per_extension_point() -> None:
     spec = load_schema(POLICY_KIND)["$defs"]["spec"]["properties"]
     assert set(spec) == {p.value for p in ExtensionPoint} | {
-        "match", "params", "variables", "aggregates"}
+        "match", "pluginName", "params", "variables", "aggregates"}
     for point in ExtensionPoint:
         rule = load_schema(POLICY_KIND)["$defs"][f"{point.value}Rule"]
         assert "name" in rule["required"]
