@@ -88,7 +88,8 @@ class Decision:
     (``statuses``: the nodes that failed a filter, when none fits; ``scores``: each scored
     node's total, when two or more were feasible). On a failure, ``nomination`` is what
     becomes of the pod's nominated node (kube's NominatingInfo): a node to nominate, "" to
-    clear it, None to leave it."""
+    clear it, None to leave it; ``tied``, the preemption candidates as good as the nominated
+    one (it included: kube-scheduler nominates any of them)."""
 
     node: str | None
     status: Status
@@ -96,6 +97,7 @@ class Decision:
     statuses: dict[str, Status] = field(default_factory=dict)
     scores: dict[str, float] = field(default_factory=dict)
     nomination: str | None = ""
+    tied: tuple[Candidate, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -535,7 +537,7 @@ class Scheduler:
         status = unschedulable("", messages.fit_error(len(nodes), reasons))
         return Decision(None, status, messages.fit_error(
             len(nodes), reasons, post_filter_message=result.message), statuses,
-            nomination=result.nomination)
+            nomination=result.nomination, tied=result.tied)
 
     def _prepare_candidate(self, pod: PodInfo, candidate: Candidate) -> None:
         """kube's prepareCandidate: the victims are evicted (one waiting at permit is
