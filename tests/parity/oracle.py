@@ -4,17 +4,26 @@ decision.
 Per scenario: the initial objects are created (Namespaces; PriorityClasses; a RuntimeClass
 per ``runtimeClassName`` of its pods, with their overhead; PodDisruptionBudgets, whose
 status the oracle writes itself, no disruption controller running; Nodes, annotated for
-KWOK so that terminating pods are removed; bound pods), then a barrier: a throw-away pod
-pinned to the last node through the scheduler, which proves the scheduler's informers have
-seen every node and pod before it (informer events are ordered per resource), deleted
-before going on. The pending pods are created one at a time, under kube's profile name;
-for each the oracle records the bound node, or the first FailedScheduling event's message,
-the node preemption nominated and the victims it deleted (a watch sees every state of the
-pod, even a failure that a preemptor's binding follows within milliseconds; a nominated pod
-is waited for until bound, up to ``DECIDE_TIMEOUT``); a pod left unbound is deleted, so that later
-decisions see only bound pods. Afterwards the scenario's pods, PodDisruptionBudgets, Nodes,
-PriorityClasses and RuntimeClasses are deleted (Namespaces cannot be, without a controller:
-names are unique). kube's per-node final scores are read from its log at the end.
+KWOK so that terminating pods are removed; bound pods, each given its start time once KWOK
+has made it ready), then a barrier: a throw-away pod pinned to the last node through the
+scheduler, which proves the scheduler's informers have seen every node and pod before it
+(informer events are ordered per resource), deleted before going on. The pending pods are
+created one at a time, under kube's profile name; for each the oracle records the bound
+node, or the first FailedScheduling event's message, the node preemption nominated and the
+victims it deleted (a watch sees every state of the pod, even a failure that a preemptor's
+binding follows within milliseconds; a nominated pod is waited for until bound, up to
+``DECIDE_TIMEOUT``); a bound pod is given its start time
+(``scenario.pending_start``) before the next pod is created, and a pod left unbound is
+deleted, so that later decisions see only bound pods.
+
+Start times: KWOK's pod-ready stage writes ``status.startTime`` (the time it ran) on a pod
+without ``status.podIP``, overwriting a time written before it; a pod it has made ready it
+leaves alone. So the oracle waits for the podIP, then writes the pod's start time, and
+checks after the barrier that the API server still holds each bound pod's.
+
+Afterwards the scenario's pods, PodDisruptionBudgets, Nodes, PriorityClasses and
+RuntimeClasses are deleted (Namespaces cannot be, without a controller: names are unique).
+kube's per-node final scores are read from its log at the end.
 """
 
 from __future__ import annotations
@@ -26,20 +35,32 @@ import re
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from tests.e2e import support
 
 from .control_plane import KUBE_SCHEDULER_NAME, ControlPlane, OracleError
 from .outcome import Outcome
-from .scenario import NAMESPACE, NODE, PDB, POD, PRIORITY_CLASS, Object, Scenario, pod_key
+from .scenario import (
+    NAMESPACE,
+    NODE,
+    PDB,
+    POD,
+    PRIORITY_CLASS,
+    Object,
+    Scenario,
+    pending_start,
+    pod_key,
+    started,
+)
 
 DECIDE_TIMEOUT = 30.0  # seconds for a pod to be bound or reported unschedulable (without
 # a nomination: a preemptor is waited for until bound)
 EVENT_TIMEOUT = 10.0  # seconds for its FailedScheduling event to appear
 DELETE_TIMEOUT = 30.0
 BARRIER_TIMEOUT = 30.0
+READY_TIMEOUT = 10.0  # seconds for KWOK to make a bound pod ready
 POLL = 0.03  # seconds between polls of a pod
 KWOK_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
 FINAL_SCORE = re.compile(r'"Calculated node\'s final score for pod" pod="([^"]+)" '
@@ -202,12 +223,12 @@ class Oracle:
         try:
             self._create_initial(scenario)
             self._barrier(scenario)
-            outcomes = [self._decide(scenario, pod) for pod in scenario.pending]
+            self._check_start_times(scenario)
+            outcomes = [self._decide(scenario, pod, i) for i, pod in enumerate(scenario.pending)]
         finally:
             self._reset(scenario)
         scores, plugin_scores = self._scores(log_start)
-        return [Outcome(o.pod, o.node, o.message, o.nominated, o.victims,
-                        scores.get(o.pod, {}), plugin_scores.get(o.pod, {}), o.note)
+        return [replace(o, scores=scores.get(o.pod, {}), plugin_scores=plugin_scores.get(o.pod, {}))
                 if o.node and not o.note else o for o in outcomes]
 
     def _create_initial(self, scenario: Scenario) -> None:
@@ -221,6 +242,39 @@ class Oracle:
             self.rest.must("PUT", f"{_path(pdb)}/{name}/status", created)
         for obj in [*scenario.nodes, *scenario.bound_pods]:
             self.rest.must("POST", _path(obj), _for_kube(obj))
+        for pod in scenario.bound_pods:
+            self._start(pod_key(pod), started(pod)["status"]["startTime"])
+
+    def _start(self, key: str, when: str) -> str:
+        """Write ``when`` as the bound pod's ``status.startTime`` once KWOK has made it
+        ready; what the API server then holds."""
+        namespace, name = key.split("/", 1)
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            pod = self.rest.must("GET", path)
+            if pod.get("status", {}).get("podIP"):
+                pod["status"]["startTime"] = when
+                status, body = self.rest.call("PUT", f"{path}/status", pod)
+                if status == 200:
+                    return str(body["status"].get("startTime"))
+                if status != 409:  # 409: changed meanwhile, read again
+                    raise OracleError(f"PUT {path}/status: HTTP {status}: {body}")
+            if time.monotonic() > deadline:
+                raise OracleError(f"pod {key}: not made ready by KWOK after "
+                                  f"{READY_TIMEOUT:.0f} s")
+            time.sleep(POLL)
+
+    def _check_start_times(self, scenario: Scenario) -> None:
+        """The API server still holds each bound pod's start time (KWOK overwrote none)."""
+        wanted = {pod_key(p): started(p)["status"]["startTime"] for p in scenario.bound_pods}
+        for ns in scenario.of_kind(NAMESPACE):
+            name = ns["metadata"]["name"]
+            for pod in self.rest.must("GET", f"/api/v1/namespaces/{name}/pods")["items"]:
+                key = f"{name}/{pod['metadata']['name']}"
+                held = pod.get("status", {}).get("startTime")
+                if key in wanted and held != wanted[key]:
+                    raise OracleError(f"pod {key}: start time {held}, not {wanted[key]}")
 
     def _barrier(self, scenario: Scenario) -> None:
         """A pod through the scheduler pinned to the last node: bound there, or reported
@@ -260,7 +314,7 @@ class Oracle:
                 raise OracleError(f"scenario {scenario.id}: kube-scheduler did not see the "
                                   f"scenario's {len(nodes)} nodes within {BARRIER_TIMEOUT} s")
 
-    def _decide(self, scenario: Scenario, pending: Object) -> Outcome:
+    def _decide(self, scenario: Scenario, pending: Object, index: int) -> Outcome:
         key = pod_key(pending)
         namespace, name = key.split("/", 1)
         before = self._scenario_pods(scenario)
@@ -289,7 +343,9 @@ class Oracle:
             victims = tuple(sorted(before - self._scenario_pods(scenario, running=True)))
         if node is None:
             self._delete_pod(namespace, name)
-        return Outcome(key, node, message, nominated, victims)
+            return Outcome(key, node, message, nominated, victims)
+        return Outcome(key, node, message, nominated, victims,
+                       start_time=self._start(key, pending_start(index)))
 
     # -- reading the cluster ---------------------------------------------------------------
 

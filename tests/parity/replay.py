@@ -2,16 +2,16 @@
 
 For decision ``i`` the cluster is the one kube had: the initial objects, the earlier
 pending pods bound where kube bound them (those kube left unbound are absent, as the oracle
-deleted them), every earlier victim removed, and pod ``i`` pending. It is written as a
-cluster file and run through what ``policysched simulate --cluster`` runs (the cluster-file
-parser, the built-in configuration and policies, ``commands.simulate.simulate``); recorded:
-the node, the first FailedScheduling message, the nominated node, the victims and the
-final score of each node of the cycle that bound the pod.
+deleted them), every earlier victim removed, and pod ``i`` pending; every bound pod with the
+start time it had there (``scenario.started``). It is written as a cluster file and run
+through what ``policysched simulate --cluster`` runs (the cluster-file parser, the built-in
+configuration and policies, ``commands.simulate.simulate``); recorded: the node, the first
+FailedScheduling message, the nominated node, the victims, the final score of each node of
+the cycle that bound the pod, and the preemption candidates tied with the nominated one.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,7 +23,7 @@ from policysched.framework.runtime import CycleState, Framework
 from policysched.framework.scheduler import Decision, Scheduler
 
 from .outcome import Outcome
-from .scenario import POD, Object, Scenario, cluster_text, pod_key
+from .scenario import POD, Object, Scenario, cluster_text, pending_start, pod_key, started
 
 FAILED_SCHEDULING = "FailedScheduling"
 
@@ -31,10 +31,11 @@ FAILED_SCHEDULING = "FailedScheduling"
 def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> list[Object]:
     """The objects of the cluster kube scheduled pending pod ``index`` in."""
     gone = {victim for outcome in kube[:index] for victim in outcome.victims}
-    objects: list[Object] = list(scenario.objects)
-    for pod, outcome in zip(scenario.pending[:index], kube[:index], strict=True):
+    objects: list[Object] = [started(o) if o["kind"] == POD else o for o in scenario.objects]
+    for i, (pod, outcome) in enumerate(zip(scenario.pending[:index], kube[:index],
+                                           strict=True)):
         if outcome.node and not outcome.note:
-            placed = copy.deepcopy(pod)
+            placed = started(pod, outcome.start_time or pending_start(i))
             placed["spec"]["nodeName"] = outcome.node
             objects.append(placed)
     objects = [o for o in objects if o["kind"] != POD or pod_key(o) not in gone]
@@ -43,10 +44,12 @@ def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> lis
 
 @dataclass
 class _Observed:
-    """The scores of the cycle that bound one pod."""
+    """The scores of the cycle that bound one pod, and the preemption candidates tied with
+    the first nomination (node → victims)."""
 
     key: str
     scores: dict[str, int] | None = None
+    tied: dict[str, tuple[str, ...]] | None = None
 
     def __call__(self, scheduler: Scheduler, fwk: Framework, state: CycleState, snapshot: object,
                  decision: Decision) -> None:
@@ -54,6 +57,8 @@ class _Observed:
             return
         if decision.node is not None:
             self.scores = {n: round(s) for n, s in decision.scores.items()}
+        elif decision.tied and self.tied is None:
+            self.tied = {c.node: tuple(sorted(v.key for v in c.victims)) for c in decision.tied}
 
 
 class Replay:
@@ -79,7 +84,7 @@ class Replay:
             return Outcome(key, note="not in the simulation's outcomes")
         node = outcome.node
         return Outcome(key, node, message, outcome.nominated_node, tuple(sorted(outcome.victims)),
-                       observed.scores or {} if node else {})
+                       observed.scores or {} if node else {}, tied=observed.tied or {})
 
     def scenario(self, scenario: Scenario, kube: Sequence[Outcome]) -> list[Outcome]:
         """Our outcome of each of kube's decisions (a decision kube could not make is
