@@ -28,12 +28,13 @@ class PostFilterOutcome:
     """A nominated node and its victims (``candidate``), or what postFilter says about the
     pod (``message``, appended to the FailedScheduling text) — or an Error ``status``.
     ``nomination``: preemption's (kube's NominatingInfo; None, leave it, when preemption did
-    not run)."""
+    not run); ``tied``: the candidates as good as the nominated one."""
 
     candidate: Candidate | None
     message: str
     status: Status | None = None
     nomination: str | None = None
+    tied: tuple[Candidate, ...] = ()
 
 
 def run_post_filter(fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo],
@@ -64,7 +65,8 @@ def run_post_filter(fwk: Framework, state: CycleState, nodes: Sequence[NodeInfo]
         except RuleError as e:
             return PostFilterOutcome(None, "", e.status)
         if result.status is not None or result.candidate is not None:
-            return PostFilterOutcome(result.candidate, "", result.status, result.nomination)
+            return PostFilterOutcome(result.candidate, "", result.status, result.nomination,
+                                     result.tied)
         nomination = result.nomination
         if result.message:
             reports.append(result.message)

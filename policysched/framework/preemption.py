@@ -22,7 +22,9 @@ victim rule written in CEL.
 4. The best candidate (pickOneNodeForPreemption): fewest budget violations, then the
    lowest highest-victim priority, then the smallest sum of victim priorities each offset
    by MaxInt32 + 1 (so fewer victims win), then the fewest victims, then the latest start
-   among the highest-priority victims, then the first in node order (kube: any of them).
+   among the highest-priority victims, then the first in node order. kube takes any of
+   the candidates equal on all five (its candidates come from a map): they are all
+   reported (``PreemptionResult.tied``).
 """
 
 from __future__ import annotations
@@ -62,12 +64,15 @@ class PreemptionResult:
     """A candidate to nominate and evict, or why preemption did not help (``message``,
     appended to the FailedScheduling text) — or an Error ``status``. ``nomination`` is
     kube's NominatingInfo: the node to nominate, "" to clear the pod's nomination (no
-    candidate), None to leave it as it is (not eligible, or an error)."""
+    candidate), None to leave it as it is (not eligible, or an error). ``tied`` holds the
+    candidates as good as ``candidate`` on every criterion (it included, in node order):
+    kube-scheduler nominates any of them."""
 
     candidate: Candidate | None
     message: str
     status: Status | None = None
     nomination: str | None = None
+    tied: tuple[Candidate, ...] = ()
 
 
 def no_offset(count: int) -> int:
@@ -188,8 +193,11 @@ def _best(fwk: Framework, state: CycleState, rules: Rules, nodes: Sequence[NodeI
         return PreemptionResult(None, _prefixed(messages.fit_error(len(nodes), reasons)),
                                 nomination="")
     order = {n.name: i for i, n in enumerate(nodes)}
-    best = min(found.candidates, key=lambda c: (*_rank(c, state.now), order[c.node]))
-    return PreemptionResult(best, "", nomination=best.node)
+    ranks = {c.node: _rank(c, state.now) for c in found.candidates}
+    ranked = sorted(found.candidates, key=lambda c: (ranks[c.node], order[c.node]))
+    best = ranked[0]
+    tied = tuple(c for c in ranked if ranks[c.node] == ranks[best.node])
+    return PreemptionResult(best, "", nomination=best.node, tied=tied)
 
 
 def _select_victims(fwk: Framework, state: CycleState, rules: Rules, node: NodeInfo,

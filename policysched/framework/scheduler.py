@@ -96,7 +96,9 @@ class Decision:
     node's total, when two or more were feasible, and ``policy_scores`` its parts: node →
     score policy → weighted score, as kube-scheduler's V(10) "Plugin scored node"). On a
     failure, ``nomination`` is what becomes of the pod's nominated node (kube's
-    NominatingInfo): a node to nominate, "" to clear it, None to leave it."""
+    NominatingInfo): a node to nominate, "" to clear it, None to leave it; ``tied``, the
+    preemption candidates as good as the nominated one (it included: kube-scheduler
+    nominates any of them)."""
 
     node: str | None
     status: Status
@@ -105,6 +107,7 @@ class Decision:
     scores: dict[str, float] = field(default_factory=dict)
     policy_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     nomination: str | None = ""
+    tied: tuple[Candidate, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -553,7 +556,7 @@ class Scheduler:
         status = unschedulable("", messages.fit_error(len(nodes), reasons))
         return Decision(None, status, messages.fit_error(
             len(nodes), reasons, post_filter_message=outcome.message), statuses,
-            nomination=outcome.nomination)
+            nomination=outcome.nomination, tied=outcome.tied)
 
     def _preemption_inputs(self, state: CycleState) -> PreemptionInputs:
         """What preemption reads besides the cycle: the pods nominated to each node, the

@@ -325,8 +325,8 @@ def test_explain_counts_every_reason_of_a_node(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert "unschedulable: 0/2 nodes are available: 1 Insufficient cpu, 2 Insufficient " \
-        "memory. no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for " \
-        "scheduling." in lines
+        "memory. no new claims to deallocate, preemption: 0/2 nodes are available: 2 " \
+        "Preemption is not helpful for scheduling." in lines
     assert lines[lines.index("filter rejections:") + 1] == (
         "  rule node-resources-fit/fits-request rejected 2 nodes: Insufficient memory (2); "
         "Insufficient cpu (1)")

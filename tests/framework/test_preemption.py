@@ -482,6 +482,47 @@ def test_non_overlapping_lowest_high_priority_sum_and_number_of_pods() -> None:
     assert scheduler.nominated["default/p"][0] == "node1"
 
 
+def tied(scheduler: Scheduler, name: str) -> dict[str, set[str]]:
+    """The candidates preemption finds as good as its best for pod ``name``: node → victims."""
+    fwk, state, statuses = cycle(scheduler, name)
+    found = preempt(fwk, state, scheduler.cache.snapshot().nodes, statuses)
+    assert found.candidate is not None and found.candidate in found.tied
+    return {c.node: victims(c) for c in found.tied}
+
+
+def test_candidates_tied_on_every_criterion_are_all_reported() -> None:
+    """TestSelectBestCandidate "a pod that fits on both nodes when lower priority pods are
+    preempted" (expected: either node): kube picks either, so both are reported with their
+    victims; the nomination is the first in node order."""
+    scheduler, _ = cluster(node("node1"), node("node2"), node("node3"),
+                           pod("p1", MID, LARGE, on="node1", start=0),
+                           pod("p2", MID, LARGE, on="node2", start=0),
+                           pod("p3", HIGH, LARGE, on="node3", start=0), pod("p", HIGH, LARGE))
+    assert tied(scheduler, "p") == {"node1": {"p1"}, "node2": {"p2"}}
+
+
+@pytest.mark.parametrize("case", [c for c in SELECT_BEST if c.startswith("same priority")])
+def test_a_later_criterion_breaks_the_tie(case: str) -> None:
+    """Candidates equal on the first criteria but not on the start time: only the best is
+    tied with itself."""
+    placed, expected = SELECT_BEST[case]
+    scheduler, _ = cluster(node("node1"), node("node2"), node("node3"),
+                           *(pod(name, priority, requests, on=where, start=start)
+                             for where, name, priority, requests, start in placed),
+                           pod("p", HIGH, VERY_LARGE))
+    assert tied(scheduler, "p") == {expected: {n for w, n, *_ in placed if w == expected}}
+
+
+def test_the_decision_carries_the_tied_candidates() -> None:
+    scheduler, _ = cluster(node("node1"), node("node2"),
+                           pod("p1", MID, LARGE, on="node1", start=0),
+                           pod("p2", MID, LARGE, on="node2", start=0), pod("p", HIGH, LARGE))
+    fwk, state, _ = cycle(scheduler, "p")
+    decision = scheduler.decide(fwk, state, scheduler.cache.snapshot())
+    assert decision.nomination == "node1"
+    assert {c.node: victims(c) for c in decision.tied} == {"node1": {"p1"}, "node2": {"p2"}}
+
+
 def test_basic_preemption_then_the_pod_binds_to_its_nominated_node() -> None:
     """TestPreempt "basic preemption logic", then the retry."""
     scheduler, backend = attempt(

@@ -4,7 +4,13 @@
 * message — the first FailedScheduling message is the same text (or absent on both);
 * node — the same node, or (kube chooses at random among equal top scores) ours is in
   kube's top-score set; both unbound agrees too;
-* victims — the same nominated node and the same victims.
+* victims — the same nominated node and the same victims, or a tied nomination.
+
+A nomination is *tied* when kube nominated another node than ours but one our preemption
+ranks exactly as good as ours (equal budget violations, highest victim priority, sum of
+victim priorities, victim count and earliest start among the highest-priority victims:
+kube-scheduler picks any of those) and evicted there exactly the victims we would; then
+each side's node agrees too when each bound its pod to its own nominated node.
 
 ``scores`` (our per-node totals equal kube's) is reported, not required; where they differ,
 ``plugins_scored_differently`` says which plugins' parts do. A difference has a
@@ -50,11 +56,22 @@ class Comparison:
         if aspect == "message":
             return kube.message == ours.message
         if aspect == "node":
-            return ours.node == kube.node or (ours.node is not None
-                                              and ours.node in kube.top_nodes())
+            return (ours.node == kube.node
+                    or (ours.node is not None and ours.node in kube.top_nodes())
+                    or (self.nomination_tied and kube.node == kube.nominated
+                        and ours.node == ours.nominated))
         if aspect == "victims":
-            return kube.nominated == ours.nominated and kube.victims == ours.victims
+            return ((kube.nominated == ours.nominated and kube.victims == ours.victims)
+                    or self.nomination_tied)
         raise ValueError(aspect)
+
+    @property
+    def nomination_tied(self) -> bool:
+        """kube nominated another of our equally ranked candidates, with the victims we
+        would evict there."""
+        kube, ours = self.kube, self.ours
+        return (kube.nominated is not None and kube.nominated != ours.nominated
+                and kube.nominated in ours.tied and kube.victims == ours.tied[kube.nominated])
 
     def applies(self, aspect: str) -> bool:
         """Whether the aspect says anything about this decision: a message where either
@@ -114,12 +131,22 @@ class Comparison:
                 found.append(f"only {side} unschedulable: {'; '.join(reasons)}")
         elif "message" in self.differences:
             found += message_causes(self, kube.message or "", ours.message or "")
-        if "node" in self.differences and "feasibility" not in self.differences:
+        follows_nomination = (kube.nominated != ours.nominated and kube.node == kube.nominated
+                              and ours.node == ours.nominated)
+        if ("node" in self.differences and "feasibility" not in self.differences
+                and not follows_nomination):
             found.append("node outside kube's top scores"
                          + ("" if self.scores_equal else " (scores differ)"))
         if "victims" in self.differences:
-            found.append("preemption: other nominated node" if kube.nominated != ours.nominated
-                         else "preemption: other victims")
+            if kube.nominated == ours.nominated:
+                found.append("preemption: other victims")
+            elif not (kube.nominated and ours.nominated):
+                found.append(f"preemption: only {'kube' if kube.nominated else 'ours'} "
+                             "nominates")
+            elif kube.nominated in ours.tied:
+                found.append("preemption: other victims on a node tied with ours")
+            else:
+                found.append("preemption: other nominated node")
         return found
 
 

@@ -60,7 +60,9 @@ def _containers(spec: Object) -> Iterator[tuple[Object, bool]]:
         yield c, c.get("restartPolicy") == "Always"
 
 
-def features(scenario: Scenario, pod: Object, kube: Outcome) -> frozenset[str]:
+def features(scenario: Scenario, pod: Object, *outcomes: Outcome) -> frozenset[str]:
+    """The features of the decision of ``pod``; ``preemption`` (and ``pdb``) where either
+    side's ``outcomes`` preempted."""
     spec = pod["spec"]
     found: set[str] = set()
     requests: set[str] = set()
@@ -109,7 +111,7 @@ def features(scenario: Scenario, pod: Object, kube: Outcome) -> frozenset[str]:
         found.add("priority")
         if spec["priorityClassName"].endswith("-never"):
             found.add("preemption-never")
-    if kube.nominated or kube.victims:
+    if any(o.nominated or o.victims for o in outcomes):
         found.add("preemption")
         if scenario.of_kind(PDB):
             found.add("pdb")

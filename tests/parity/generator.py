@@ -2,9 +2,13 @@
 
 ``generate(seed, count)`` is deterministic: scenario ``i`` of seed ``s`` depends only on
 ``(s, i)`` and is named ``g<s>-<i>`` (its namespaces, nodes and priority classes carry that
-prefix). Each scenario has a theme that shapes its cluster (small nodes full of
-low-priority pods for ``preemption``, labelled pods for ``affinity`` and ``spread``, …), and
-every pod may still use any feature, so that plugins meet each other:
+prefix). Each scenario has a theme that shapes its cluster (labelled pods for ``affinity``
+and ``spread``, …), and every pod may still use any feature, so that plugins meet each
+other. Three themes are preemption's (``PREEMPTION_THEMES``): small nodes full of pods of
+several lower priorities, pending pods of higher ones that need room — with
+PodDisruptionBudgets over some of the victims (``preemption-budgets``), or blocked by pod
+(anti-)affinity and topology spread that only evicting lower-priority pods resolves
+(``preemption-placement``):
 
 * resources: cpu/memory requests (or only limits, which the API server copies to requests,
   or none), init containers and sidecars (``restartPolicy: Always``), overhead (through a
@@ -19,7 +23,11 @@ every pod may still use any feature, so that plugins meet each other:
 * topology spread: maxSkew, minDomains, both whenUnsatisfiable, nodeAffinityPolicy /
   nodeTaintsPolicy, matchLabelKeys; nodes without the topology label;
 * images (nodes' ``status.images`` with sizes);
-* priorities, preemption, PodDisruptionBudgets with a status, ``preemptionPolicy: Never``.
+* priorities (six levels, one negative), preemption, ``preemptionPolicy: Never``;
+  PodDisruptionBudgets with a status (``disruptionsAllowed`` 0 to 2, ``disruptedPods``),
+  selectors matching some pods, an empty one (which kube-scheduler reads as matching none);
+* start times: each bound pod's ``status.startTime`` (distinct on a node, often equal
+  across nodes: preemption ranks candidates by them, and kube picks any of those tied).
 
 Every object is one the API server accepts (the oracle reports one it refuses).
 """
@@ -41,13 +49,18 @@ from .scenario import (
     SCHEDULER_NAME,
     Object,
     Scenario,
+    timestamp,
 )
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 FOO = "example.com/foo"
-THEMES = ("resources", "affinity", "spread", "taints", "ports", "preemption", "images",
-          "mixed")
+PREEMPTION_THEMES = ("preemption", "preemption-budgets", "preemption-placement")
+THEMES = ("resources", "affinity", "preemption", "spread", "taints", "preemption-budgets",
+          "ports", "images", "preemption-placement", "mixed")
+# the features a theme favours besides its own (``_Context.chance``)
+ALSO_FAVOURS = {"preemption-budgets": ("preemption",),
+                "preemption-placement": ("preemption", "spread")}
 APPS = ("web", "db", "cache")
 VERSIONS = ("v1", "v2")
 TIERS = ("front", "back")
@@ -76,7 +89,13 @@ TOLERATIONS: tuple[Object, ...] = (
     {"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"},
     {"key": "spot", "operator": "Equal", "value": "false"},
 )
-PRIORITIES = {"low": 10, "mid": 100, "high": 1000, "never": 1000}
+PRIORITIES = {"neg": -10, "low": 10, "mid": 100, "high": 1000, "top": 10000, "never": 1000}
+START_SLOTS = 5  # a bound pod starts in one of these minutes, none two pods of a node share
+# requests in the preemption themes: bound pods fill small nodes, pending ones need room
+VICTIM_REQUESTS = {"cpu": ("100m", "200m", "300m", "500m", "700m"),
+                   "memory": ("128Mi", "256Mi", "512Mi", "1Gi")}
+PREEMPTOR_REQUESTS = {"cpu": ("300m", "500m", "700m", "700m", "1", "1200m"),
+                      "memory": ("256Mi", "512Mi", "1Gi", "1500Mi")}
 
 
 @dataclass
@@ -90,9 +109,15 @@ class _Context:
     nodes: list[Object] = field(default_factory=list)
     zones: list[str] = field(default_factory=list)
 
+    @property
+    def preempting(self) -> bool:
+        return self.theme in PREEMPTION_THEMES
+
     def chance(self, p: float, *themes: str) -> bool:
-        """True with probability ``p`` (three times that, at most 0.9, in ``themes``)."""
-        boost = self.theme in themes or (self.theme == "mixed" and themes)
+        """True with probability ``p`` (three times that, at most 0.9, in ``themes``, in
+        ``mixed``, and in the themes that also favour them)."""
+        favoured = {self.theme, *ALSO_FAVOURS.get(self.theme, ())}
+        boost = bool(favoured.intersection(themes)) or (self.theme == "mixed" and themes)
         return self.rng.random() < (min(0.9, 3 * p) if boost else p)
 
     def pick(self, *options: Any) -> Any:
@@ -130,7 +155,8 @@ def scenario(seed: int, index: int) -> Scenario:
     bound = _bound_pods(ctx)
     objects += _pdbs(ctx, bound)
     objects += bound
-    pending = [_pod(ctx, f"{sid}-q{i}", pending=True) for i in range(rng.randint(3, 8))]
+    count = rng.randint(5, 9) if ctx.preempting else rng.randint(3, 8)
+    pending = [_pod(ctx, f"{sid}-q{i}", pending=True) for i in range(count)]
     return Scenario(sid, tuple(objects), tuple(pending), f"seed {seed}")
 
 
@@ -147,17 +173,17 @@ def _node(ctx: _Context, i: int) -> Object:
         labels["disk"] = rng.choice(("ssd", "hdd"))
     if rng.random() < 0.8:
         labels["gen"] = str(rng.randint(1, 6))
-    small = ctx.theme == "preemption"
+    small = ctx.preempting
     allocatable = {
         "cpu": rng.choice(("1", "2", "1500m") if small else ("2", "4", "8", "1500m")),
-        "memory": rng.choice(("2Gi", "4Gi") if small else ("4Gi", "8Gi", "16Gi")),
+        "memory": rng.choice(("2Gi", "3Gi", "4Gi") if small else ("4Gi", "8Gi", "16Gi")),
         "pods": rng.choice(("110",) * 8 + ("3", "5")),
         "ephemeral-storage": rng.choice(("20Gi", "100Gi")),
     }
     if ctx.chance(0.3, "resources"):
         allocatable[FOO] = rng.choice(("1", "2", "4"))
     spec: Object = {}
-    if ctx.chance(0.2, "taints"):
+    if ctx.chance(0.08 if ctx.preempting else 0.2, "taints"):  # fewer nodes preemption
         taints: dict[tuple[str, str], Object] = {}  # one taint per key and effect
         for taint in rng.sample(TAINTS, rng.randint(1, 2)):
             taints.setdefault((taint["key"], taint["effect"]), dict(taint))
@@ -176,44 +202,77 @@ def _node(ctx: _Context, i: int) -> Object:
 
 
 def _bound_pods(ctx: _Context) -> list[Object]:
+    """Pods on each node, each with a start time no other pod of the node has."""
     pods: list[Object] = []
-    per_node = (2, 4) if ctx.theme == "preemption" else (0, 3)
+    per_node = (2, 4) if ctx.preempting else (0, 3)
     for node in ctx.nodes:
-        for _ in range(ctx.rng.randint(*per_node)):
+        count = ctx.rng.randint(*per_node)
+        for slot in ctx.rng.sample(range(START_SLOTS), count):
             pod = _pod(ctx, f"{ctx.sid}-p{len(pods)}", pending=False)
             pod["spec"]["nodeName"] = node["metadata"]["name"]
+            pod["status"] = {"startTime": timestamp(60 * slot)}
             pods.append(pod)
     return pods
 
 
 def _pdbs(ctx: _Context, bound: list[Object]) -> list[Object]:
-    """Budgets over the apps of bound pods, with the status a disruption controller would
-    write (``disruptionsAllowed`` 0 or 1)."""
-    if not bound or not ctx.chance(0.15, "preemption"):
+    """Budgets over bound pods, with the status a disruption controller would write
+    (``disruptionsAllowed`` 0 to 2, sometimes a pod already disrupted)."""
+    rng = ctx.rng
+    always = ctx.theme == "preemption-budgets"
+    if not bound or not (always or ctx.chance(0.15, "preemption")):
         return []
     pdbs = []
-    for i in range(ctx.rng.randint(1, 2)):
-        pod = ctx.rng.choice(bound)
-        app = pod["metadata"].get("labels", {}).get("app")
-        if app is None:
-            continue
+    for i in range(rng.randint(1, 3 if always else 2)):
+        pod = rng.choice(bound)
+        labels = pod["metadata"].get("labels", {})
         ns = pod["metadata"]["namespace"]
+        selector = _budget_selector(ctx, labels)
+        if selector is None:
+            continue
         matching = [p for p in bound if p["metadata"]["namespace"] == ns
-                    and p["metadata"].get("labels", {}).get("app") == app]
-        allowed = ctx.rng.choice((0, 1, 1))
-        spec: Object = {"selector": {"matchLabels": {"app": app}}}
-        if ctx.rng.random() < 0.5:
+                    and _selects(selector, p["metadata"].get("labels", {}))]
+        allowed = rng.choice((0, 1, 1, 2)) if always else rng.choice((0, 1, 1))
+        spec: Object = {"selector": selector}
+        if rng.random() < 0.5:
             spec["minAvailable"] = max(0, len(matching) - allowed)
         else:
             spec["maxUnavailable"] = allowed
-        pdbs.append({
-            "apiVersion": PDB_API_VERSION, "kind": PDB,
-            "metadata": {"name": f"{ctx.sid}-pdb{i}", "namespace": ns},
-            "spec": spec,
-            "status": {"disruptionsAllowed": allowed, "currentHealthy": len(matching),
-                       "desiredHealthy": len(matching) - allowed,
-                       "expectedPods": len(matching), "observedGeneration": 1}})
+        status: Object = {"disruptionsAllowed": allowed, "currentHealthy": len(matching),
+                          "desiredHealthy": max(0, len(matching) - allowed),
+                          "expectedPods": len(matching), "observedGeneration": 1}
+        if matching and rng.random() < 0.2:  # an eviction already under way
+            status["disruptedPods"] = {rng.choice(matching)["metadata"]["name"]: timestamp(0)}
+        pdbs.append({"apiVersion": PDB_API_VERSION, "kind": PDB,
+                     "metadata": {"name": f"{ctx.sid}-pdb{i}", "namespace": ns},
+                     "spec": spec, "status": status})
     return pdbs
+
+
+def _budget_selector(ctx: _Context, labels: dict[str, str]) -> Object | None:
+    """A selector matching ``labels``' app (or version), rarely an empty one."""
+    rng = ctx.rng
+    r = rng.random()
+    if r < 0.08:
+        return {}  # kube-scheduler: a budget with an empty selector covers no pod
+    if r < 0.25 and "version" in labels:
+        return {"matchLabels": {"version": labels["version"]}}
+    if "app" not in labels:
+        return None
+    if r < 0.4:
+        others = [a for a in APPS if a != labels["app"]]
+        return {"matchExpressions": [{"key": "app", "operator": "In",
+                                      "values": sorted([labels["app"], rng.choice(others)])}]}
+    return {"matchLabels": {"app": labels["app"]}}
+
+
+def _selects(selector: Object, labels: dict[str, str]) -> bool:
+    """Whether the generator's selectors (matchLabels, ``In`` expressions) match."""
+    if not selector:
+        return False
+    return (all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+            and all(labels.get(e["key"]) in e["values"]
+                    for e in selector.get("matchExpressions", [])))
 
 
 def _labels(ctx: _Context) -> dict[str, str]:
@@ -240,8 +299,9 @@ def _pod(ctx: _Context, name: str, *, pending: bool) -> Object:
         spec["schedulerName"] = SCHEDULER_NAME
     ports = _PortPicker(ctx)
     pod_level = ctx.chance(0.06, "resources")
-    for i in range(rng.randint(1, 2)):
-        spec["containers"].append(_container(ctx, f"c{i}", ports, light=pod_level))
+    for i in range(1 if ctx.preempting and rng.random() < 0.8 else rng.randint(1, 2)):
+        spec["containers"].append(_container(ctx, f"c{i}", ports, light=pod_level,
+                                             pending=pending))
     if ctx.chance(0.12, "resources") and not pod_level:
         spec["initContainers"] = [_container(ctx, "init", _PortPicker(ctx, never=True))]
     if ctx.chance(0.1, "resources", "ports"):
@@ -257,22 +317,28 @@ def _pod(ctx: _Context, name: str, *, pending: bool) -> Object:
     priority = _priority(ctx, pending)
     if priority:
         spec["priorityClassName"] = f"{ctx.sid}-{priority}"
+    placing = ctx.theme == "preemption-placement"
     if pending:
         _placement(ctx, spec, labels)
-    elif ctx.chance(0.1, "affinity"):
+        if placing:
+            _victim_placement(ctx, spec, labels)
+    elif ctx.chance(0.25 if placing else 0.1, "affinity"):
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
                                                 [_pod_term(ctx, labels)]}}
     return {"apiVersion": "v1", "kind": POD, "metadata": metadata, "spec": spec}
 
 
 def _priority(ctx: _Context, pending: bool) -> str | None:
+    """A priority class (None: none, priority 0): in the preemption themes, bound pods of
+    the four lower levels and pending pods mostly of the higher ones."""
     r = ctx.rng.random()
-    if ctx.theme == "preemption":
+    if ctx.preempting:
         if not pending:
-            return "low" if r < 0.7 else "mid"
-        return "high" if r < 0.55 else "never" if r < 0.7 else "mid" if r < 0.85 else None
-    if r < 0.15:
-        return ctx.rng.choice(("low", "mid", "high") if pending else ("low", "mid"))
+            return "neg" if r < 0.15 else "low" if r < 0.55 else "mid" if r < 0.85 else "high"
+        return ("top" if r < 0.2 else "high" if r < 0.65 else "never" if r < 0.76
+                else "mid" if r < 0.94 else None)
+    if r < 0.2:
+        return ctx.rng.choice(("low", "mid", "high", "top") if pending else ("neg", "low", "mid"))
     return None
 
 
@@ -299,7 +365,8 @@ class _PortPicker:
         return [port]
 
 
-def _container(ctx: _Context, name: str, ports: _PortPicker, light: bool = False) -> Object:
+def _container(ctx: _Context, name: str, ports: _PortPicker, light: bool = False,
+               pending: bool = False) -> Object:
     rng = ctx.rng
     container: Object = {"name": name, "image": rng.choice(POD_IMAGES)}
     requests: dict[str, str] = {}
@@ -307,6 +374,11 @@ def _container(ctx: _Context, name: str, ports: _PortPicker, light: bool = False
     if light:  # under pod-level resources: at most a little cpu per container
         if rng.random() < 0.5:
             requests["cpu"] = "100m"
+    elif ctx.preempting and rng.random() < 0.85:
+        sizes = PREEMPTOR_REQUESTS if pending else VICTIM_REQUESTS
+        requests["cpu"] = rng.choice(sizes["cpu"])
+        if rng.random() < 0.6:
+            requests["memory"] = rng.choice(sizes["memory"])
     elif rng.random() < 0.8:
         if rng.random() < 0.85:
             requests["cpu"] = rng.choice(("50m", "100m", "250m", "500m", "1", "1500m"))
@@ -317,7 +389,7 @@ def _container(ctx: _Context, name: str, ports: _PortPicker, light: bool = False
         limits["memory"] = rng.choice(("256Mi", "1Gi"))
     if not light and ctx.chance(0.1, "resources"):
         requests["ephemeral-storage"] = rng.choice(("1Gi", "30Gi"))
-    if not light and ctx.chance(0.08, "resources"):
+    if not light and ctx.chance(0.03 if ctx.preempting else 0.08, "resources"):
         amount = rng.choice(("1", "2", "3"))
         requests[FOO] = limits[FOO] = amount  # extended resources: requests == limits
     resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
@@ -359,6 +431,22 @@ def _placement(ctx: _Context, spec: Object, labels: dict[str, str]) -> None:
         spec["tolerations"] = [dict(t) for t in rng.sample(TOLERATIONS, rng.randint(1, 2))]
     if ctx.chance(0.12, "spread"):
         spec["topologySpreadConstraints"] = _spread(ctx, labels)
+
+
+def _victim_placement(ctx: _Context, spec: Object, labels: dict[str, str]) -> None:
+    """Required pod anti-affinity (and sometimes affinity) to an app of the bound pods,
+    which evicting them resolves (or, for affinity, never: kube's dry run removes every
+    lower-priority pod first)."""
+    rng = ctx.rng
+    affinity = spec.setdefault("affinity", {})
+    for kind, p in (("podAntiAffinity", 0.5), ("podAffinity", 0.15)):
+        if rng.random() < p:
+            term = {"labelSelector": {"matchLabels": {"app": rng.choice(APPS)}},
+                    "topologyKey": HOSTNAME if rng.random() < 0.75 else ZONE}
+            affinity.setdefault(kind, {})["requiredDuringSchedulingIgnoredDuringExecution"] = [
+                term]
+    if not affinity:
+        del spec["affinity"]
 
 
 def _node_affinity(ctx: _Context) -> Object:

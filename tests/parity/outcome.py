@@ -1,7 +1,9 @@
 """What one scheduling decision came to, on either side: the pod's node (``None``: not
 bound), the first FailedScheduling message, the node preemption nominated, the victims it
 deleted, and the final score of each scored node (empty when fewer than two nodes were
-feasible: kube-scheduler then scores nothing)."""
+feasible: kube-scheduler then scores nothing). kube's side also has the bound pod's
+``status.startTime`` (what later decisions' preemption ranks it by); ours, the preemption
+candidates as good as the nominated one (kube-scheduler nominates any of them)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,10 @@ class Outcome:
     # the decision could not be made: the API server refused the pod (kube), the oracle
     # timed out, or the replay failed; such a decision is not compared
     note: str = ""
+    start_time: str | None = None  # kube only: the bound pod's status.startTime
+    # ours only: node → victims (namespace/name, sorted) of each preemption candidate as
+    # good as the nominated one on every criterion (the nominated one included)
+    tied: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def feasible(self) -> bool:
@@ -49,10 +55,16 @@ class Outcome:
                                    for n, p in sorted(self.plugin_scores.items())}
         if self.note:
             out["note"] = self.note
+        if self.start_time:
+            out["startTime"] = self.start_time
+        if self.tied:
+            out["tied"] = {n: list(v) for n, v in sorted(self.tied.items())}
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Outcome:
         return cls(data["pod"], data.get("node"), data.get("message"), data.get("nominated"),
                    tuple(data.get("victims", ())), dict(data.get("scores", {})),
-                   dict(data.get("pluginScores", {})), data.get("note", ""))
+                   dict(data.get("pluginScores", {})), data.get("note", ""),
+                   data.get("startTime"),
+                   {n: tuple(v) for n, v in data.get("tied", {}).items()})

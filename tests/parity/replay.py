@@ -2,17 +2,17 @@
 
 For decision ``i`` the cluster is the one kube had: the initial objects, the earlier
 pending pods bound where kube bound them (those kube left unbound are absent, as the oracle
-deleted them), every earlier victim removed, and pod ``i`` pending. It is written as a
-cluster file and run through what ``policysched simulate --cluster`` runs (the cluster-file
-parser, the built-in configuration and policies, ``commands.simulate.simulate``); recorded:
-the node, the first FailedScheduling message, the nominated node, the victims and the
-final score of each node of the cycle that bound the pod, with its parts per policy (named as
-kube's plugins).
+deleted them), every earlier victim removed, and pod ``i`` pending; every bound pod with the
+start time it had there (``scenario.started``). It is written as a cluster file and run
+through what ``policysched simulate --cluster`` runs (the cluster-file parser, the built-in
+configuration and policies, ``commands.simulate.simulate``); recorded: the node, the first
+FailedScheduling message, the nominated node, the victims, the final score of each node of
+the cycle that bound the pod with its parts per policy (named as kube's plugins), and the
+preemption candidates tied with the nominated one.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,7 +24,7 @@ from policysched.framework.runtime import CycleState, Framework
 from policysched.framework.scheduler import Decision, Scheduler
 
 from .outcome import Outcome
-from .scenario import POD, Object, Scenario, cluster_text, pod_key
+from .scenario import POD, Object, Scenario, cluster_text, pending_start, pod_key, started
 
 FAILED_SCHEDULING = "FailedScheduling"
 # our score policies by the name of the kube-scheduler plugin each reproduces
@@ -42,10 +42,11 @@ PLUGIN_OF_POLICY = {
 def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> list[Object]:
     """The objects of the cluster kube scheduled pending pod ``index`` in."""
     gone = {victim for outcome in kube[:index] for victim in outcome.victims}
-    objects: list[Object] = list(scenario.objects)
-    for pod, outcome in zip(scenario.pending[:index], kube[:index], strict=True):
+    objects: list[Object] = [started(o) if o["kind"] == POD else o for o in scenario.objects]
+    for i, (pod, outcome) in enumerate(zip(scenario.pending[:index], kube[:index],
+                                           strict=True)):
         if outcome.node and not outcome.note:
-            placed = copy.deepcopy(pod)
+            placed = started(pod, outcome.start_time or pending_start(i))
             placed["spec"]["nodeName"] = outcome.node
             objects.append(placed)
     objects = [o for o in objects if o["kind"] != POD or pod_key(o) not in gone]
@@ -55,11 +56,13 @@ def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> lis
 @dataclass
 class _Observed:
     """The scores of the cycle that bound one pod: the totals, and their parts by kube's
-    plugin names."""
+    plugin names; and the preemption candidates tied with the first nomination (node →
+    victims)."""
 
     key: str
     scores: dict[str, int] | None = None
     plugin_scores: dict[str, dict[str, int]] | None = None
+    tied: dict[str, tuple[str, ...]] | None = None
 
     def __call__(self, scheduler: Scheduler, fwk: Framework, state: CycleState, snapshot: object,
                  decision: Decision) -> None:
@@ -69,6 +72,8 @@ class _Observed:
             self.scores = {n: round(s) for n, s in decision.scores.items()}
             self.plugin_scores = {n: {PLUGIN_OF_POLICY.get(p, p): s for p, s in parts.items()}
                                   for n, parts in decision.policy_scores.items()}
+        elif decision.tied and self.tied is None:
+            self.tied = {c.node: tuple(sorted(v.key for v in c.victims)) for c in decision.tied}
 
 
 class Replay:
@@ -95,7 +100,7 @@ class Replay:
         node = outcome.node
         return Outcome(key, node, message, outcome.nominated_node, tuple(sorted(outcome.victims)),
                        observed.scores or {} if node else {},
-                       observed.plugin_scores or {} if node else {})
+                       observed.plugin_scores or {} if node else {}, tied=observed.tied or {})
 
     def scenario(self, scenario: Scenario, kube: Sequence[Outcome]) -> list[Outcome]:
         """Our outcome of each of kube's decisions (a decision kube could not make is

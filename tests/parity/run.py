@@ -129,7 +129,7 @@ def run(chosen: list[Scenario], *, cache: ResultsCache | None = None,
         if kube is not None:
             ours = replay.scenario(scenario, kube)
             for i, (theirs, mine) in enumerate(zip(kube, ours, strict=True)):
-                result.comparisons.append(Comparison(
-                    scenario, i, theirs, mine, features(scenario, scenario.pending[i], theirs)))
+                used = features(scenario, scenario.pending[i], theirs, mine)
+                result.comparisons.append(Comparison(scenario, i, theirs, mine, used))
         ticker.step()
     return result

@@ -9,10 +9,17 @@ so a saved file stays loadable and self-contained.
 
 Names are unique per scenario (namespaces, nodes and priority classes carry the scenario id),
 so that one control plane runs scenarios one after another.
+
+Start times, which preemption ranks victims by, are the scenario's on both sides: a bound
+pod's ``status.startTime`` (``DEFAULT_START`` when it has none), and for a pending pod that
+kube-scheduler bound, ``pending_start(index)`` — the oracle writes them into the API server
+(``started``), the replay into its cluster files.
 """
 
 from __future__ import annotations
 
+import copy
+import datetime
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -33,6 +40,11 @@ SCHEDULER_NAME = "policysched"  # the built-in configuration's default profile
 ID_HEADER = "# parity-scenario: "
 PDB_SECTION = "# parity: PodDisruptionBudgets (cluster files do not accept them yet):"
 PDB_LINE = "#   "
+# the way the oracle runs a scenario: part of the cache key, so that a change of it (2: start
+# times written) makes the oracle run every scenario again
+ORACLE_REVISION = 2
+EPOCH = datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+PENDING_START = 86_400  # seconds after EPOCH when the first pending pod kube bound started
 
 Object = dict[str, Any]
 
@@ -55,7 +67,8 @@ class Scenario:
 
     def key(self, kube_version: str) -> str:
         """The cache key of kube's results: a hash of the canonical text and the version."""
-        digest = hashlib.sha256(f"{self.canonical()}\n{kube_version}".encode())
+        digest = hashlib.sha256(
+            f"{self.canonical()}\n{kube_version}\n{ORACLE_REVISION}".encode())
         return digest.hexdigest()[:32]
 
     def of_kind(self, kind: str) -> list[Object]:
@@ -71,6 +84,28 @@ class Scenario:
 
     def to_cluster_file(self, header: Sequence[str] = ()) -> str:
         return cluster_text([*self.objects, *self.pending], [f"{ID_HEADER}{self.id}", *header])
+
+
+def timestamp(seconds: int) -> str:
+    """``seconds`` after ``EPOCH`` as the API server writes a time."""
+    return (EPOCH + datetime.timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+DEFAULT_START = timestamp(0)
+
+
+def pending_start(index: int) -> str:
+    """When pending pod ``index`` started once kube-scheduler bound it: after every bound
+    pod of the scenario, one minute after the pending pod before it."""
+    return timestamp(PENDING_START + 60 * index)
+
+
+def started(pod: Object, start: str | None = None) -> Object:
+    """The pod with ``status.startTime``: ``start``, else its own, else ``DEFAULT_START``."""
+    out = copy.deepcopy(pod)
+    status = out.setdefault("status", {})
+    status["startTime"] = start or status.get("startTime") or DEFAULT_START
+    return out
 
 
 def pod_key(pod: Object) -> str:
