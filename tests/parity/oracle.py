@@ -61,8 +61,10 @@ DECIDE_TIMEOUT = 30.0  # seconds for a pod to be bound or reported unschedulable
 EVENT_TIMEOUT = 10.0  # seconds for its FailedScheduling event to appear
 DELETE_TIMEOUT = 30.0
 BARRIER_TIMEOUT = 30.0
-ATTEMPTS = 3  # runs of a scenario in which kube-scheduler left a preemptor stuck
+ATTEMPTS = 3  # runs of a scenario in which a preemptor's outcome raced (see Oracle.run)
 STUCK = "nominated, victims deleted, but not bound after {timeout:.0f} s"
+ELSEWHERE = ("nominated to {nominated}, bound to {node}: retried before its cache saw every "
+             "victim deleted")
 READY_TIMEOUT = 10.0  # seconds for KWOK to make a bound pod ready and leave it so
 SETTLE = 0.1  # seconds a start time must stay as written (KWOK's second pod-ready patch)
 POLL = 0.03  # seconds between polls of a pod
@@ -224,18 +226,19 @@ class Oracle:
 
     def run(self, scenario: Scenario) -> list[Outcome]:
         """kube's outcome of each pending pod of ``scenario``; the cluster is left as it was
-        (but for the scenario's Namespaces). A preemptor kube-scheduler nominated but did
-        not bind within ``DECIDE_TIMEOUT`` is stuck in its unschedulable queue (seen once
-        in a few hundred preemptions; it stays there until the queue's 5-minute flush):
-        the scenario is run again, up to ``ATTEMPTS`` times, then such a decision is noted
-        (not compared)."""
+        (but for the scenario's Namespaces). Two outcomes of a preemptor depend on timing in
+        kube-scheduler, each seen about once in a few hundred preemptions: nominated but not
+        bound within ``DECIDE_TIMEOUT`` (stuck in its unschedulable queue until the 5-minute
+        flush), and bound to another node than its nomination (retried when its cache had
+        seen some victims deleted but not all: another node, freed by those, won while the
+        nominated one was still full). Either runs the scenario again, up to ``ATTEMPTS``
+        times, then such a decision is noted (not compared)."""
         for _ in range(ATTEMPTS):
             outcomes = self._run_once(scenario)
-            stuck = [o for o in outcomes if o.nominated and o.node is None and not o.note]
-            if not stuck:
+            raced = {o.pod: note for o in outcomes if (note := _raced(o))}
+            if not raced:
                 return outcomes
-        return [replace(o, note=STUCK.format(timeout=DECIDE_TIMEOUT)) if o in stuck else o
-                for o in outcomes]
+        return [replace(o, note=raced[o.pod]) if o.pod in raced else o for o in outcomes]
 
     def _run_once(self, scenario: Scenario) -> list[Outcome]:
         if not self.plane.scheduler_alive():
@@ -487,6 +490,17 @@ class Oracle:
                                     *scenario.of_kind(PRIORITY_CLASS), *runtime_classes(scenario)]
         for obj in doomed:
             self.rest.call("DELETE", f"{_path(obj)}/{obj['metadata']['name']}")
+
+
+def _raced(outcome: Outcome) -> str:
+    """Why a preemptor's outcome is one of kube-scheduler's races ("" when it is not)."""
+    if outcome.note or not outcome.nominated:
+        return ""
+    if outcome.node is None:
+        return STUCK.format(timeout=DECIDE_TIMEOUT)
+    if outcome.node != outcome.nominated:
+        return ELSEWHERE.format(nominated=outcome.nominated, node=outcome.node)
+    return ""
 
 
 def _initial_start_times(scenario: Scenario) -> dict[str, str]:
