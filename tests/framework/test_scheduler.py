@@ -27,7 +27,7 @@ from policysched.framework.status import Status
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
-from . import POLICIES_ONLY
+from . import POLICIES_ONLY, engine_with
 
 START = datetime.datetime(2026, 11, 22, 10, 0, tzinfo=datetime.UTC)
 
@@ -66,16 +66,6 @@ def test_retry_after_counts_from_the_cycles_now_not_from_when_it_ended() -> None
 
 
 # -- failures that used to be silent ---------------------------------------------------
-
-FIT = Path(__file__).resolve().parents[2] / "policies" / "node-resources-fit.yaml"
-
-
-def engine_with(tmp_path: Path, policies: str) -> Engine:
-    """node-resources-fit plus ``policies`` (YAML), in one profile."""
-    (tmp_path / "fit.yaml").write_text(FIT.read_text())
-    (tmp_path / "test.yaml").write_text(policies)
-    return load_engine([str(tmp_path)], POLICIES_ONLY)
-
 
 def start(engine: Engine, *objects: dict[str, Any]) -> tuple[Scheduler, MemoryBackend]:
     backend = MemoryBackend(list(objects), SimulatedClock(START.timestamp()))

@@ -14,20 +14,10 @@ from policysched.framework.scheduler import Scheduler
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
-from . import POLICIES_ONLY
+from . import engine_with
 
 START = 1_800_000_000.0
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
-FIT = Path(__file__).resolve().parents[2] / "policies" / "node-resources-fit.yaml"
-
-
-def engine_with(tmp_path: Path, policies: str) -> Engine:
-    """node-resources-fit plus ``policies`` (YAML), in one profile."""
-    (tmp_path / "fit.yaml").write_text(FIT.read_text())
-    (tmp_path / "test.yaml").write_text(policies)
-    return load_engine([str(tmp_path)], POLICIES_ONLY)
-
-
 def start(engine: Engine, *objects: dict[str, Any]) -> tuple[Scheduler, MemoryBackend]:
     backend = MemoryBackend(list(objects), SimulatedClock(START))
     scheduler = Scheduler(backend, engine.frameworks, engine.settings)

@@ -590,6 +590,14 @@ class KubeCase:
     nodes: list[dict[str, Any]]
     pods: list[dict[str, Any]] = field(default_factory=list)
 
+    @classmethod
+    def numbered(cls, policy: str, pod: dict[str, Any], nodes: Sequence[dict[str, str]],
+                 placed: Sequence[tuple[int, Any]]) -> KubeCase:
+        """kube's table-test layout: nodes ``node1``, ``node2`` ... with these allocatables,
+        and the ``placed`` pods on them (``placed_pods``)."""
+        return cls(policy, pod, [api_node(f"node{i + 1}", **n) for i, n in enumerate(nodes)],
+                   placed_pods(placed))
+
     def infos(self) -> list[NodeInfo]:
         infos = [NodeInfo.of(n) for n in self.nodes]
         for i, p in enumerate(self.pods):
@@ -621,3 +629,8 @@ class KubeCase:
             return None
         [rows] = detail.values()
         return {n.name: raw for n, (raw, _, _) in zip(infos, rows, strict=True)}
+
+    def numbered_scores(self, params: Mapping[str, Any] | None = None) -> list[float] | None:
+        """``scores`` in node order (the nodes of ``numbered``)."""
+        scores = self.scores(params)
+        return None if scores is None else [scores[n["metadata"]["name"]] for n in self.nodes]

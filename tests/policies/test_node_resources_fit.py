@@ -21,7 +21,6 @@ from .helpers import (
     cap,
     huge_cluster,
     node,
-    placed_pods,
     pod,
     req,
 )
@@ -389,10 +388,8 @@ LEAST_ALLOCATED: list[Any] = [
 def test_kube_least_allocated(pod: dict[str, Any], nodes: list[dict[str, str]],
                               placed: list[tuple[int, Any]], params: dict[str, int],
                               want: list[int]) -> None:
-    case = KubeCase("node-resources-fit", pod,
-                    [api_node(f"node{i + 1}", **n) for i, n in enumerate(nodes)],
-                    placed_pods(placed))
-    assert case.scores(params) == {f"node{i + 1}": w for i, w in enumerate(want)}
+    case = KubeCase.numbered("node-resources-fit", pod, nodes, placed)
+    assert case.numbered_scores(params) == want
 
 
 def test_non_zero_defaults_apply_per_container() -> None:

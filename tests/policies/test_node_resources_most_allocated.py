@@ -12,12 +12,10 @@ from .helpers import (
     Cluster,
     Harness,
     KubeCase,
-    api_node,
     api_pod,
     cap,
     huge_cluster,
     node,
-    placed_pods,
     pod,
     req,
 )
@@ -109,7 +107,5 @@ MOST_ALLOCATED: list[Any] = [
 def test_kube_most_allocated(pod: dict[str, Any], nodes: list[dict[str, str]],
                              placed: list[tuple[int, Any]], params: dict[str, int],
                              want: list[int]) -> None:
-    case = KubeCase("node-resources-most-allocated", pod,
-                    [api_node(f"node{i + 1}", **n) for i, n in enumerate(nodes)],
-                    placed_pods(placed))
-    assert case.scores(params) == {f"node{i + 1}": w for i, w in enumerate(want)}
+    case = KubeCase.numbered("node-resources-most-allocated", pod, nodes, placed)
+    assert case.numbered_scores(params) == want
