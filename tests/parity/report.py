@@ -163,11 +163,14 @@ def plugin_scores_lines(c: Comparison) -> list[str]:
 def save_failures(comparisons: Sequence[Comparison], directory: Path = FAILURES) -> int:
     """Each differing decision, and each whose scores differ, as a cluster file (the state
     kube decided in, the pod pending) whose header has both outcomes and both sides'
-    scores per plugin; the number written."""
+    scores per plugin; the number written. The files of an earlier run are removed first,
+    so the directory holds this run's differences only."""
     kube: dict[str, list[Outcome]] = defaultdict(list)
     for c in comparisons:
         kube[c.scenario.id].append(c.kube)
     directory.mkdir(parents=True, exist_ok=True)
+    for stale in directory.glob("*.yaml"):
+        stale.unlink()
     written = 0
     for c in comparisons:
         if not c.differences and not c.scores_differ:
