@@ -89,25 +89,55 @@ class EngineSettings:
     evaluation: str = "vectorised"  # or SCALAR
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """A cycle's scores as the evaluator computed them (per scored row of ``nodes``), read
+    by node name only when asked (the parity harness, in the cycle's observer): not on the
+    hot path."""
+
+    nodes: Sequence[NodeInfo]
+    rows: np.ndarray
+    totals: np.ndarray
+    parts: Mapping[str, np.ndarray]
+
+    def _names(self) -> list[str]:
+        return [self.nodes[int(row)].name for row in self.rows]
+
+    def totals_by_node(self) -> dict[str, float]:
+        return {name: float(t) for name, t in zip(self._names(), self.totals, strict=True)}
+
+    def parts_by_node(self) -> dict[str, dict[str, int]]:
+        return {name: {policy: int(weighted[i]) for policy, weighted in self.parts.items()}
+                for i, name in enumerate(self._names())}
+
+
 @dataclass
 class Decision:
     """The outcome of choosing a node: a node name, or a failure status and its message
-    (``statuses``: the nodes that failed a filter, when none fits; ``scores``: each scored
-    node's total, when two or more were feasible, and ``policy_scores`` its parts: node →
-    score policy → weighted score, as kube-scheduler's V(10) "Plugin scored node"). On a
-    failure, ``nomination`` is what becomes of the pod's nominated node (kube's
-    NominatingInfo): a node to nominate, "" to clear it, None to leave it; ``tied``, the
-    preemption candidates as good as the nominated one (it included: kube-scheduler
-    nominates any of them)."""
+    (``statuses``: the nodes that failed a filter, when none fits; ``scoring``: the
+    scores, when two or more were feasible). On a failure, ``nomination`` is what becomes
+    of the pod's nominated node (kube's NominatingInfo): a node to nominate, "" to clear
+    it, None to leave it; ``tied``, the preemption candidates as good as the nominated one
+    (it included: kube-scheduler nominates any of them)."""
 
     node: str | None
     status: Status
     message: str = ""
     statuses: dict[str, Status] = field(default_factory=dict)
-    scores: dict[str, float] = field(default_factory=dict)
-    policy_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    scoring: Scoring | None = None
     nomination: str | None = ""
     tied: tuple[Candidate, ...] = ()
+
+    @property
+    def scores(self) -> dict[str, float]:
+        """Each scored node's total."""
+        return {} if self.scoring is None else self.scoring.totals_by_node()
+
+    @property
+    def policy_scores(self) -> dict[str, dict[str, int]]:
+        """Each scored node's total in parts: node → score policy → weighted score, as
+        kube-scheduler's V(10) "Plugin scored node"."""
+        return {} if self.scoring is None else self.scoring.parts_by_node()
 
 
 @dataclass(frozen=True)
@@ -435,11 +465,7 @@ class Scheduler:
             return Decision(None, status, status.message, statuses)
         chosen = nodes[self._select_host(rows, totals)]
         decision = self._bind_target(fwk, state, snapshot, chosen, statuses)
-        scored = [nodes[int(row)].name for row in rows]
-        decision.scores = {name: float(total) for name, total in zip(scored, totals, strict=True)}
-        decision.policy_scores = {name: {policy: int(weighted[i])
-                                         for policy, weighted in parts.items()}
-                                  for i, name in enumerate(scored)}
+        decision.scoring = Scoring(nodes, rows, totals, parts)
         return decision
 
     def _bind_target(self, fwk: Framework, state: CycleState, snapshot: Snapshot,

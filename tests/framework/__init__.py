@@ -1,9 +1,13 @@
 """Tests of policysched.framework."""
 
 from pathlib import Path
+from typing import Any
 
+from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
 from policysched.framework.profiles import Engine
+from policysched.framework.scheduler import Scheduler
+from policysched.model.clock import SimulatedClock
 
 POLICIES_ONLY = str(Path(__file__).parent / "fixtures" / "policies-only.yaml")
 """A configuration whose one profile enables exactly the policies given with it."""
@@ -16,3 +20,19 @@ def engine_with(tmp_path: Path, policies: str) -> Engine:
     (tmp_path / "fit.yaml").write_text(FIT.read_text())
     (tmp_path / "test.yaml").write_text(policies)
     return load_engine([str(tmp_path)], POLICIES_ONLY)
+
+
+def start_at(now: float, engine: Engine, *objects: dict[str, Any]
+             ) -> tuple[Scheduler, MemoryBackend]:
+    """A scheduler over ``objects`` in the in-memory cluster at ``now``, run until idle."""
+    backend = MemoryBackend(list(objects), SimulatedClock(now))
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
+    run(scheduler)
+    return scheduler, backend
+
+
+def run(scheduler: Scheduler) -> None:
+    """Schedule until no pod is ready to try."""
+    scheduler.sync()
+    while scheduler.schedule_one():
+        scheduler.sync()

@@ -27,7 +27,7 @@ from policysched.framework.status import Status
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
-from . import POLICIES_ONLY, engine_with
+from . import POLICIES_ONLY, engine_with, run, start_at
 
 START = datetime.datetime(2026, 11, 22, 10, 0, tzinfo=datetime.UTC)
 
@@ -68,16 +68,7 @@ def test_retry_after_counts_from_the_cycles_now_not_from_when_it_ended() -> None
 # -- failures that used to be silent ---------------------------------------------------
 
 def start(engine: Engine, *objects: dict[str, Any]) -> tuple[Scheduler, MemoryBackend]:
-    backend = MemoryBackend(list(objects), SimulatedClock(START.timestamp()))
-    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
-    run(scheduler)
-    return scheduler, backend
-
-
-def run(scheduler: Scheduler) -> None:
-    scheduler.sync()
-    while scheduler.schedule_one():
-        scheduler.sync()
+    return start_at(START.timestamp(), engine, *objects)
 
 
 def pending(name: str, cpu: str = "1", **labels: str) -> dict[str, Any]:

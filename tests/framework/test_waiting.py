@@ -11,24 +11,14 @@ from policysched.commands.loading import load_engine
 from policysched.framework.profiles import Engine
 from policysched.framework.queue import UNSCHEDULABLE
 from policysched.framework.scheduler import Scheduler
-from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
-from . import engine_with
+from . import engine_with, run, start_at
 
 START = 1_800_000_000.0
 GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 def start(engine: Engine, *objects: dict[str, Any]) -> tuple[Scheduler, MemoryBackend]:
-    backend = MemoryBackend(list(objects), SimulatedClock(START))
-    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
-    run(scheduler)
-    return scheduler, backend
-
-
-def run(scheduler: Scheduler) -> None:
-    scheduler.sync()
-    while scheduler.schedule_one():
-        scheduler.sync()
+    return start_at(START, engine, *objects)
 
 
 def at(scheduler: Scheduler, seconds: float) -> None:
