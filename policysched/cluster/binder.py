@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ..framework.backend import BindError, BindOutcome, BindRequest
+from ..threads import Thread
 from . import messages
 
 log = logging.getLogger(__name__)
@@ -110,7 +111,7 @@ class BindPool:
     # -- workers ---------------------------------------------------------------------------
 
     def _spawn(self) -> None:
-        thread = threading.Thread(target=self._work, daemon=True,
+        thread = Thread(target=self._work, daemon=True,
                                   name=WORKER_NAME.format(index=len(self._threads)))
         self._threads.append(thread)
         thread.start()

@@ -74,6 +74,7 @@ from ..model.objects import (
     format_timestamp,
     pod_group_spec,
 )
+from ..threads import Thread
 from . import kube_messages as km
 from . import messages
 from .binder import DEFAULT_PARALLEL_BINDS, BindPool
@@ -400,7 +401,7 @@ class Informer:
         return self.spec.resource
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=f"informer-{self.name}",
+        self._thread = Thread(target=self._run, name=f"informer-{self.name}",
                                         daemon=True)
         self._thread.start()
 
@@ -721,7 +722,7 @@ class EventRecorder:
         self.connection = ConnectionLog(km.CONNECTION_EVENTS, log)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="event-recorder", daemon=True)
+        self._thread = Thread(target=self._run, name="event-recorder", daemon=True)
         self._thread.start()
 
     def close(self, timeout: float = 2.0) -> None:
@@ -950,7 +951,7 @@ class KubeBackend:
         for informer in self.selecting:
             informer.start()
         self.budgets.start()
-        self._discovery = threading.Thread(target=self._discover_pod_groups,
+        self._discovery = Thread(target=self._discover_pod_groups,
                                            name="podgroup-discovery", daemon=True)
         self._discovery.start()
 

@@ -25,6 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Final, Protocol
 
 from ..framework.scheduler import Scheduler
+from ..threads import Thread
 from .metrics import CONTENT_TYPE, SchedulerMetrics
 from .observers import RunObserver
 
@@ -162,7 +163,7 @@ class HealthServer:
         handler = type("Handler", (_Handler,), {"server_ref": self})
         self._httpd = ThreadingHTTPServer(self.address, handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
+        self._thread = Thread(target=self._httpd.serve_forever,
                                         name="policysched-health", daemon=True)
         self._thread.start()
         log.info("serving %s, %s and %s on %s", HEALTHZ, READYZ, METRICS, self.url)

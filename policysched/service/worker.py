@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+from ..threads import Thread
+
 
 class Worker:
     """Runs ``_run`` on a daemon thread named ``thread_name`` from ``start`` until
@@ -18,7 +20,7 @@ class Worker:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name=self.thread_name, daemon=True)
+        self._thread = Thread(target=self._run, name=self.thread_name, daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float | None = None) -> None:
