@@ -412,8 +412,11 @@ def render_table(rows: Sequence[Sequence[str]]) -> str:
               help="Elect a leader on a Lease (only the leader schedules). Default: the "
               "configuration's leaderElection.leaderElect, else off.")
 @click.option("-v", "--v", "verbosity", type=click.IntRange(min=0), default=0,
-              show_default=True, help="Log verbosity: 0 bindings, failures and lifecycle; "
-              "1-3 also engine debug; 4+ also every HTTP request.")
+              show_default=True,
+              help="Log verbosity: 0 lifecycle, warnings and errors (a rule's error on a pod "
+              "included; each pod's outcome is in its Events, as with kube-scheduler); "
+              "1-3 also each binding and unschedulable attempt, and engine debug; 4+ also "
+              "every HTTP request.")
 @click.option("--qps", "--kube-api-qps", "qps", type=float, default=None,
               help="Client-side rate limit of API requests per second, shared by watches, "
               "binds and status patches (0: unlimited). Default: the configuration's "

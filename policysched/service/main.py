@@ -28,6 +28,7 @@ from ..framework.backend import Backend
 from ..framework.profiles import Engine
 from ..policy.sources import Sources, configuration_document, resolve_sources
 from . import leader
+from .collector import GarbageCollector
 from .loop import LiveBackend, SchedulingLoop
 from .metrics import MetricsObserver, SchedulerMetrics
 from .observers import RunObserver
@@ -193,6 +194,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     watch = PolicySourceWatch(sources, reloader, api)
     stop = stop_event if stop_event is not None else threading.Event()
     restore: dict[int, Any] = {}
+    collector = GarbageCollector()
     try:
         try:
             server.start()
@@ -210,10 +212,11 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
                                parallel_binds=parallel_binds,
                                reporting_instance=identity)
 
+        collector.configure()
         loop = SchedulingLoop(Engine(dict(initial.frameworks), initial.settings), make_backend,
                         is_leader=is_leader, wrap_backend=wrap,
                         observers=[MetricsObserver(metrics, lease), HealthObserver(checks),
-                                   *observers],
+                                   collector, *observers],
                         observe_extension_point=metrics.on_extension_point)
         loops.append(loop)
         checks.readiness[INFORMERS_CHECK] = informers_check(loop)
@@ -233,6 +236,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
                 log.exception(km.LOG_TEARDOWN_FAILED, teardown)
         for signum, handler in restore.items():
             signal.signal(signum, handler)
+        collector.restore()
         api.close()
     return 0
 
@@ -272,8 +276,9 @@ def _install_signals(loop: SchedulingLoop, stop: threading.Event) -> dict[int, A
 
 
 def log_level(verbosity: int) -> int:
-    """``-v N`` → a logging level: 0 info (bindings, failures, lifecycle); 1-3 debug for
-    policysched; 4 and more debug for every library too (HTTP requests)."""
+    """``-v N`` → a logging level: 0 info (lifecycle; a pod's attempt only if it erred);
+    1-3 debug for policysched (each binding and failure too); 4 and more debug for every
+    library too (HTTP requests)."""
     return logging.INFO if verbosity <= 0 else logging.DEBUG
 
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..cluster import kube_messages as km
-from ..framework.scheduler import RESULT_SCHEDULED, AttemptEnd, Scheduler
+from ..framework.scheduler import RESULT_ERROR, RESULT_SCHEDULED, AttemptEnd, Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -66,12 +66,15 @@ class RunObserver:
 
 
 class LogObserver(RunObserver):
-    """Logs each binding and each failure at info (kube-scheduler logs them at V(2))."""
+    """Logs each attempt as kube-scheduler does: an error at every verbosity, a binding
+    or an unschedulable pod only with ``-v 1`` and more (kube-scheduler's V(2)); at the
+    default verbosity each pod's outcome is in its Events."""
 
     def on_attempt(self, attempt: Attempt) -> None:
         if attempt.result == RESULT_SCHEDULED:
             queued = (attempt.in_queue or 0.0) * 1000
-            log.info(km.LOG_BOUND, attempt.pod, attempt.node, attempt.attempts, queued)
+            log.debug(km.LOG_BOUND, attempt.pod, attempt.node, attempt.attempts, queued)
         else:
-            log.info(km.LOG_FAILED, attempt.pod, attempt.attempts, attempt.result,
-                     attempt.message)
+            log.log(logging.WARNING if attempt.result == RESULT_ERROR else logging.DEBUG,
+                    km.LOG_FAILED, attempt.pod, attempt.attempts, attempt.result,
+                    attempt.message)
