@@ -44,9 +44,7 @@ class GarbageCollector(RunObserver):
     def configure(self) -> None:
         """Full collections only from ``tick()``."""
         self._thresholds = young, middle, _ = gc.get_threshold()
-        import os
-        if os.environ.get("GCMODE") != "B":
-            gc.set_threshold(young, middle, _NEVER)
+        gc.set_threshold(young, middle, _NEVER)
 
     def restore(self) -> None:
         """CPython's schedule back (the frozen objects are collectable again)."""
