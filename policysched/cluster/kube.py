@@ -26,7 +26,10 @@ kube-scheduler's event client). Each client (an informer, the event writer, the 
 logs a lost or failing connection once per change of state (``connection.ConnectionLog``),
 never per retry.
 
-Usage: ``backend = KubeBackend(api_client); backend.start()`` … ``backend.close()``.
+All requests go through ``transport.Transport`` (the process's one client: keep-alive
+connections, credentials, limiter). Usage: ``backend = KubeBackend(transport)`` (or an
+``ApiClient``: the backend then opens connections of its own); ``backend.start()`` …
+``backend.close()``.
 """
 
 from __future__ import annotations

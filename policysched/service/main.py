@@ -290,5 +290,5 @@ def configure_logging(verbosity: int) -> None:
         datefmt="%Y-%m-%d %H:%M:%S")
     logging.getLogger("policysched").setLevel(log_level(verbosity))
     if verbosity < 4:
-        for noisy in ("urllib3", "kubernetes", "leaderelection"):
+        for noisy in ("urllib3", "kubernetes"):
             logging.getLogger(noisy).setLevel(logging.WARNING)

@@ -128,7 +128,7 @@ def test_parallel_binds_reuse_keep_alive_connections_and_watches_take_none(
             for i in range(25):
                 transport.send("POST", f"/api/v1/namespaces/d/pods/p{i}/binding",
                                body={"target": {"name": "n"}})
-        except BaseException as e:  # noqa: BLE001 - reported below
+        except BaseException as e:
             errors.append(e)
 
     threads = [threading.Thread(target=binder) for _ in range(BINDS)]

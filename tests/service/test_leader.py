@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from policysched.cluster.transport import ApiError
-
 from policysched.cluster.memory import MemoryBackend
+from policysched.cluster.transport import ApiError
 from policysched.framework.backend import BindError, BindRequest
 from policysched.model.clock import SimulatedClock
 from policysched.model.objects import pod_info
