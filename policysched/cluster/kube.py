@@ -109,7 +109,7 @@ SHORT_WATCH = 1.0  # a watch the server ended sooner is followed by a backoff
 NOTE_LENGTH_LIMIT = 1024  # events.k8s.io/v1 note limit (bytes), as kube truncates it
 EVENT_QUEUE_SIZE = 4096
 EVENT_SERIES_FINISH = 360.0  # client-go finishTime: an isomorphic event older starts anew
-EVENT_SERIES_FLUSH = 30.0  # how often a grown series count is written
+EVENT_SERIES_REFRESH = 1800.0  # client-go refreshTime: grown series counts are written
 EVENT_RETRIES = 3
 STATUS_RETRY_DELAYS = (0.01, 0.05, 0.25)  # kube's retry.DefaultBackoff for status patches
 DEFAULT_QPS = 50.0  # kube-scheduler's clientConnection defaults
@@ -528,9 +528,11 @@ class _EventWrite:
 
 class EventRecorder:
     """Writes Events from a daemon thread so that the scheduling loop never waits for them.
-    Isomorphic events (same type, action, reason, controller, regarding object) within
-    EVENT_SERIES_FINISH seconds become one Event with a ``series`` count, as client-go's
-    events broadcaster does. Failures are logged, never raised."""
+    Isomorphic events (same type, action, reason, controller, regarding object at the same
+    resourceVersion) within EVENT_SERIES_FINISH seconds become one Event with a ``series``
+    count, as client-go's events broadcaster does: the first is created, the second patches
+    the series (count 2), later counts are written when the series ends, every
+    EVENT_SERIES_REFRESH seconds, and on close. Failures are logged, never raised."""
 
     def __init__(self, transport: Transport, clock: Clock, controller: str,
                  instance: str) -> None:
@@ -563,7 +565,9 @@ class EventRecorder:
     def record(self, pod: PodInfo, type: EventType, reason: str, action: str,
                note: str) -> None:
         now = self.clock.now()
-        key = (type, action, reason, pod.namespace, pod.name, pod.uid)
+        # client-go's isomorphic key: the regarding reference includes resourceVersion
+        key = (type, action, reason, pod.namespace, pod.name, pod.uid,
+               str(_metadata(pod.obj).get("resourceVersion") or ""))
         with self._lock:
             series = self._series.get(key)
             if series is not None and now - series.last_seen > EVENT_SERIES_FINISH:
@@ -576,7 +580,7 @@ class EventRecorder:
                 series.count += 1
                 series.last_seen = now
                 if series.count != 2:
-                    return  # written by the next flush
+                    return  # written when the series ends, by a refresh, or on close
                 write = _EventWrite(series, create=False)
             if len(self._series) > EVENT_QUEUE_SIZE:
                 self._expire(now)
@@ -620,10 +624,12 @@ class EventRecorder:
             del self._series[key]
 
     def _run(self) -> None:
-        next_flush = time.monotonic() + EVENT_SERIES_FLUSH
+        now = time.monotonic()
+        next_finish, next_refresh = now + EVENT_SERIES_FINISH, now + EVENT_SERIES_REFRESH
         while True:
             try:
-                write = self._queue.get(timeout=max(0.0, next_flush - time.monotonic()))
+                write = self._queue.get(
+                    timeout=max(0.0, min(next_finish, next_refresh) - time.monotonic()))
             except queue.Empty:
                 write = _FLUSH
             if write is None:  # close(): everything queued before it is written
@@ -631,15 +637,24 @@ class EventRecorder:
                 return
             if write is not _FLUSH:
                 self._write(write)
-            if time.monotonic() >= next_flush:
+            now = time.monotonic()
+            if now >= next_refresh:
                 self._flush()
-                next_flush = time.monotonic() + EVENT_SERIES_FLUSH
+                next_refresh = now + EVENT_SERIES_REFRESH
+            if now >= next_finish:
+                self._flush(ended_only=True)
+                next_finish = now + EVENT_SERIES_FINISH
 
-    def _flush(self) -> None:
-        """Write the series whose count grew since last written; forget finished ones."""
+    def _flush(self, ended_only: bool = False) -> None:
+        """Write the series whose count grew since last written (client-go's
+        refreshExistingEventSeries). ``ended_only``: only those not repeated for
+        EVENT_SERIES_FINISH seconds, and forget every ended entry (its finishSeries)."""
+        now = self.clock.now()
         with self._lock:
-            grown = [s for s in self._series.values() if s.count > s.written_count]
-            self._expire(self.clock.now())
+            grown = [s for s in self._series.values() if s.count > s.written_count
+                     and (not ended_only or now - s.last_seen > EVENT_SERIES_FINISH)]
+            if ended_only:
+                self._expire(now)
         for series in grown:
             self._write(_EventWrite(series, create=False))
 
