@@ -26,7 +26,10 @@ kube-scheduler's event client). Each client (an informer, the event writer, the 
 logs a lost or failing connection once per change of state (``connection.ConnectionLog``),
 never per retry.
 
-Usage: ``backend = KubeBackend(api_client); backend.start()`` … ``backend.close()``.
+All requests go through ``transport.Transport`` (the process's one client: keep-alive
+connections, credentials, limiter). Usage: ``backend = KubeBackend(transport)`` (or an
+``ApiClient``: the backend then opens connections of its own); ``backend.start()`` …
+``backend.close()``.
 """
 
 from __future__ import annotations
@@ -38,14 +41,12 @@ import random
 import socket
 import threading
 import time
-import urllib.parse
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
 import orjson
-import urllib3
 
 from ..framework.backend import (
     BackendError,
@@ -79,31 +80,36 @@ from . import kube_messages as km
 from . import messages
 from .binder import DEFAULT_PARALLEL_BINDS, BindPool
 from .connection import ConnectionLog, about_the_object, is_outage
+from .transport import (
+    REQUEST_TIMEOUT,
+    ApiError,
+    Backoff,
+    TokenBucket,
+    Transport,
+    pooled_connections,
+)
+from .transport import lines as response_lines
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 log = logging.getLogger(__name__)
 
-JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 POD_SCHEDULED = "PodScheduled"
 PODGROUP_API = "/apis/scheduling.x-k8s.io/v1alpha1"
 
 LIST_PAGE_SIZE = 500
-REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds of an ordinary request
 LIST_TIMEOUT = (5.0, 120.0)
 WATCH_TIMEOUT_RANGE = (300, 600)  # server-side timeoutSeconds, random like client-go
 WATCH_READ_SLACK = 60.0  # client read timeout beyond the server's timeoutSeconds
-BACKOFF_INITIAL = 0.5
-BACKOFF_MAX = 30.0
 BACKOFF_RESET_AFTER = 60.0  # a watch that lived this long resets the backoff
 SHORT_WATCH = 1.0  # a watch the server ended sooner is followed by a backoff
 NOTE_LENGTH_LIMIT = 1024  # events.k8s.io/v1 note limit (bytes), as kube truncates it
 EVENT_QUEUE_SIZE = 4096
 EVENT_SERIES_FINISH = 360.0  # client-go finishTime: an isomorphic event older starts anew
-EVENT_SERIES_FLUSH = 30.0  # how often a grown series count is written
+EVENT_SERIES_REFRESH = 1800.0  # client-go refreshTime: grown series counts are written
 EVENT_RETRIES = 3
 STATUS_RETRY_DELAYS = (0.01, 0.05, 0.25)  # kube's retry.DefaultBackoff for status patches
 DEFAULT_QPS = 50.0  # kube-scheduler's clientConnection defaults
@@ -113,171 +119,8 @@ DEFAULT_BURST = 100
 # ------------------------------------------------------------------------------ errors
 
 
-class ApiError(Exception):
-    """A failed API request: ``status`` is the HTTP status (0: no response at all),
-    ``reason`` the Status reason (NotFound, Conflict…), ``causes`` its details."""
-
-    def __init__(self, status: int, message: str, reason: str = "",
-                 causes: list[dict[str, Any]] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.reason = reason
-        self.causes = causes or []
-
-    @property
-    def uid_mismatch(self) -> bool:
-        """A 409/422 caused by our ``metadata.uid`` precondition: the pod was recreated."""
-        if self.status == 409 and "UID in precondition" in self.message:
-            return True
-        return self.status == 422 and any(c.get("field") == "metadata.uid" for c in self.causes)
-
-
 class _Expired(Exception):
     """The watch's resourceVersion is too old (410 Gone): relist."""
-
-
-# ------------------------------------------------------------------------------ rate limit
-
-
-class TokenBucket:
-    """client-go's token-bucket rate limiter: ``qps`` tokens per second, at most ``burst``
-    saved; starts full. ``acquire()`` blocks until a token is free. qps <= 0: unlimited.
-    Thread-safe: each caller reserves its own future token under a lock, then sleeps
-    without it (client-go's ``Wait``)."""
-
-    def __init__(self, qps: float, burst: int,
-                 clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], object] = time.sleep) -> None:
-        self.qps = float(qps)
-        self.burst = max(1, int(burst))
-        self._tokens = float(self.burst)
-        self._clock = clock
-        self._sleep = sleep
-        self._last = clock()
-        self._lock = threading.Lock()
-
-    def reserve(self) -> float:
-        """Take a token; returns how long to wait before using it."""
-        if self.qps <= 0:
-            return 0.0
-        with self._lock:
-            now = self._clock()
-            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
-            self._last = now
-            self._tokens -= 1
-            return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
-
-    def acquire(self) -> None:
-        delay = self.reserve()
-        if delay > 0:
-            self._sleep(delay)
-
-
-# ------------------------------------------------------------------------------ transport
-
-
-class Transport:
-    """Raw-JSON HTTP on an ``ApiClient``'s connection pool and credentials (its
-    configuration's host, TLS, and auth settings, refreshed per request). No model objects:
-    bodies are dicts in, dicts out. Once ``stop`` is set, requests fail before they are
-    sent (give the limiter ``stop.wait`` as its sleep so that waits for a token end too)."""
-
-    def __init__(self, api: ApiClient, limiter: TokenBucket,
-                 stop: threading.Event | None = None) -> None:
-        self.api = api
-        self.limiter = limiter
-        self.stop = stop
-        self.host = str(api.configuration.host).rstrip("/")
-        self._pool = api.rest_client.pool_manager
-
-    def _headers(self, content_type: str | None) -> dict[str, str]:
-        headers = {str(k): str(v) for k, v in (self.api.default_headers or {}).items()}
-        headers["Accept"] = JSON
-        if content_type:
-            headers["Content-Type"] = content_type
-        for setting in (self.api.configuration.auth_settings() or {}).values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[str(setting["key"])] = str(setting["value"])
-        return headers
-
-    def _url(self, path: str, query: Mapping[str, Any] | None) -> str:
-        url = self.host + path
-        if query:
-            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
-        return url
-
-    def open(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
-             body: Any = None, content_type: str | None = None,
-             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
-        """Send a request and return the urllib3 response, unread (for streaming). Raises
-        ``ApiError`` for an error status or no response."""
-        self.limiter.acquire()
-        if self.stop is not None and self.stop.is_set():
-            raise ApiError(0, km.CLIENT_STOPPED)
-        data = None if body is None else orjson.dumps(body)
-        if data is not None and content_type is None:
-            content_type = JSON
-        try:  # no urllib3 retries: each caller retries (and logs) in its own way
-            response = self._pool.request(
-                method, self._url(path, query), body=data,
-                headers=self._headers(content_type), preload_content=False,
-                timeout=urllib3.Timeout(connect=timeout[0], read=timeout[1]), retries=False)
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
-        if response.status >= 300:
-            try:
-                raw = response.data
-            except (urllib3.exceptions.HTTPError, OSError):
-                raw = b""
-            finally:
-                response.release_conn()
-            raise _status_error(response.status, raw)
-        return response
-
-    def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
-             body: Any = None, content_type: str | None = None,
-             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
-        """Send a request and return its decoded JSON body (None when empty)."""
-        response = self.open(method, path, query=query, body=body, content_type=content_type,
-                             timeout=timeout)
-        try:
-            raw = response.data
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
-        finally:
-            response.release_conn()
-        return orjson.loads(raw) if raw else None
-
-
-def _status_error(status: int, raw: bytes) -> ApiError:
-    """The ``ApiError`` of an error response (a ``Status`` object, or anything else)."""
-    try:
-        body = orjson.loads(raw) if raw else {}
-    except ValueError:
-        body = {}
-    if not isinstance(body, dict):
-        body = {}
-    message = str(body.get("message") or raw[:200].decode(errors="replace").strip()
-                  or km.API_STATUS.format(status=status))
-    details = body.get("details") if isinstance(body.get("details"), dict) else {}
-    causes = [c for c in (details or {}).get("causes") or [] if isinstance(c, dict)]
-    return ApiError(status, message, str(body.get("reason") or ""), causes)
-
-
-def _lines(response: Any) -> Iterator[list[bytes]]:
-    """The complete lines of a streamed response, one list per chunk received."""
-    pending = b""
-    for chunk in response.stream(65536, decode_content=True):
-        if not chunk:
-            continue
-        pending += chunk
-        if b"\n" not in pending:
-            continue
-        *complete, pending = pending.split(b"\n")
-        yield [line for line in complete if line.strip()]
-    if pending.strip():
-        yield [pending]
 
 
 # ------------------------------------------------------------------------------ informers
@@ -448,7 +291,7 @@ class Informer:
     # -- the thread ---------------------------------------------------------------------
 
     def _run(self) -> None:
-        backoff = _Backoff()
+        backoff = Backoff()
         resource_version: str | None = None  # None: list first
         while not self._stop.is_set():
             try:
@@ -559,7 +402,7 @@ class Informer:
         try:
             if self._stop.is_set() or self._interrupted:
                 return resource_version, True
-            for lines in _lines(response):
+            for lines in response_lines(response):
                 if self._interrupted or self._stop.is_set():
                     # a read may outlive the socket's shutdown: what came after is replayed
                     return resource_version, True
@@ -649,23 +492,6 @@ class Informer:
                            str(metadata.get("uid") or ""), obj)
 
 
-class _Backoff:
-    """Capped exponential backoff with jitter (client-go's reflector: 0.8 s .. 30 s)."""
-
-    def __init__(self, initial: float = BACKOFF_INITIAL, cap: float = BACKOFF_MAX) -> None:
-        self.initial = initial
-        self.cap = cap
-        self._next = initial
-
-    def next(self) -> float:
-        delay = self._next * (1 + random.random() * 0.5)
-        self._next = min(self._next * 2, self.cap)
-        return min(delay, self.cap)
-
-    def reset(self) -> None:
-        self._next = self.initial
-
-
 # ------------------------------------------------------------------------------ events
 
 
@@ -702,9 +528,11 @@ class _EventWrite:
 
 class EventRecorder:
     """Writes Events from a daemon thread so that the scheduling loop never waits for them.
-    Isomorphic events (same type, action, reason, controller, regarding object) within
-    EVENT_SERIES_FINISH seconds become one Event with a ``series`` count, as client-go's
-    events broadcaster does. Failures are logged, never raised."""
+    Isomorphic events (same type, action, reason, controller, regarding object at the same
+    resourceVersion) within EVENT_SERIES_FINISH seconds become one Event with a ``series``
+    count, as client-go's events broadcaster does: the first is created, the second patches
+    the series (count 2), later counts are written when the series ends, every
+    EVENT_SERIES_REFRESH seconds, and on close. Failures are logged, never raised."""
 
     def __init__(self, transport: Transport, clock: Clock, controller: str,
                  instance: str) -> None:
@@ -737,7 +565,9 @@ class EventRecorder:
     def record(self, pod: PodInfo, type: EventType, reason: str, action: str,
                note: str) -> None:
         now = self.clock.now()
-        key = (type, action, reason, pod.namespace, pod.name, pod.uid)
+        # client-go's isomorphic key: the regarding reference includes resourceVersion
+        key = (type, action, reason, pod.namespace, pod.name, pod.uid,
+               str(_metadata(pod.obj).get("resourceVersion") or ""))
         with self._lock:
             series = self._series.get(key)
             if series is not None and now - series.last_seen > EVENT_SERIES_FINISH:
@@ -750,7 +580,7 @@ class EventRecorder:
                 series.count += 1
                 series.last_seen = now
                 if series.count != 2:
-                    return  # written by the next flush
+                    return  # written when the series ends, by a refresh, or on close
                 write = _EventWrite(series, create=False)
             if len(self._series) > EVENT_QUEUE_SIZE:
                 self._expire(now)
@@ -794,10 +624,12 @@ class EventRecorder:
             del self._series[key]
 
     def _run(self) -> None:
-        next_flush = time.monotonic() + EVENT_SERIES_FLUSH
+        now = time.monotonic()
+        next_finish, next_refresh = now + EVENT_SERIES_FINISH, now + EVENT_SERIES_REFRESH
         while True:
             try:
-                write = self._queue.get(timeout=max(0.0, next_flush - time.monotonic()))
+                write = self._queue.get(
+                    timeout=max(0.0, min(next_finish, next_refresh) - time.monotonic()))
             except queue.Empty:
                 write = _FLUSH
             if write is None:  # close(): everything queued before it is written
@@ -805,15 +637,24 @@ class EventRecorder:
                 return
             if write is not _FLUSH:
                 self._write(write)
-            if time.monotonic() >= next_flush:
+            now = time.monotonic()
+            if now >= next_refresh:
                 self._flush()
-                next_flush = time.monotonic() + EVENT_SERIES_FLUSH
+                next_refresh = now + EVENT_SERIES_REFRESH
+            if now >= next_finish:
+                self._flush(ended_only=True)
+                next_finish = now + EVENT_SERIES_FINISH
 
-    def _flush(self) -> None:
-        """Write the series whose count grew since last written; forget finished ones."""
+    def _flush(self, ended_only: bool = False) -> None:
+        """Write the series whose count grew since last written (client-go's
+        refreshExistingEventSeries). ``ended_only``: only those not repeated for
+        EVENT_SERIES_FINISH seconds, and forget every ended entry (its finishSeries)."""
+        now = self.clock.now()
         with self._lock:
-            grown = [s for s in self._series.values() if s.count > s.written_count]
-            self._expire(self.clock.now())
+            grown = [s for s in self._series.values() if s.count > s.written_count
+                     and (not ended_only or now - s.last_seen > EVENT_SERIES_FINISH)]
+            if ended_only:
+                self._expire(now)
         for series in grown:
             self._write(_EventWrite(series, create=False))
 
@@ -829,16 +670,16 @@ class EventRecorder:
         for attempt in range(EVENT_RETRIES):
             try:
                 if write.create or count == 1:
-                    self.transport.call("POST", path, body=body)
+                    self.transport.send("POST", path, body=body)
                 else:
                     try:
-                        self.transport.call(
+                        self.transport.send(
                             "PATCH", f"{path}/{metadata['name']}",
                             body={"series": body["series"]}, content_type=STRATEGIC_MERGE_PATCH)
                     except ApiError as e:
                         if e.status != 404:
                             raise
-                        self.transport.call("POST", path, body=body)  # it expired: anew
+                        self.transport.send("POST", path, body=body)  # it expired: anew
                 series.written_count = max(series.written_count, count)
                 self.written += 1
                 self.connection.succeeded()
@@ -884,21 +725,27 @@ class KubeBackend:
     ``parallel_binds`` binds are in flight. ``start()`` starts the informers; ``close()``
     stops them, abandons binds not yet sent and flushes Events."""
 
-    def __init__(self, api: ApiClient, clock: Clock | None = None, qps: float = DEFAULT_QPS,
-                 burst: int = DEFAULT_BURST, namespace: str | None = None, *,
+    def __init__(self, client: ApiClient | Transport, clock: Clock | None = None,
+                 qps: float = DEFAULT_QPS, burst: int = DEFAULT_BURST,
+                 namespace: str | None = None, *,
                  parallel_binds: int = DEFAULT_PARALLEL_BINDS,
                  reporting_controller: str = km.REPORTING_CONTROLLER,
                  reporting_instance: str | None = None) -> None:
         self._clock: Clock = clock if clock is not None else RealClock()
-        self.api = api
         self.namespace = namespace
         self._stop = threading.Event()
-        self.transport = Transport(api, TokenBucket(qps, burst, sleep=self._stop.wait),
-                                   stop=self._stop)
+        self._owned: Transport | None = None  # connections this backend opened itself
+        if not isinstance(client, Transport):
+            client = self._owned = Transport(client, TokenBucket(qps, burst),
+                                             connections=pooled_connections(parallel_binds))
+        self.api = client.api
+        # the process's limiter and connections; requests fail once this backend is closed
+        self.transport = client.sharing(stop=self._stop)
         instance = reporting_instance or km.REPORTING_INSTANCE.format(
             controller=reporting_controller, hostname=socket.gethostname())
-        self.events = EventRecorder(Transport(api, TokenBucket(qps, burst)), self._clock,
-                                    reporting_controller, instance)
+        # Events have a limiter of their own, as kube-scheduler's event client
+        self.events = EventRecorder(client.sharing(limiter=TokenBucket(qps, burst)),
+                                    self._clock, reporting_controller, instance)
         self.stats = BackendStats()
         self._stats_lock = threading.Lock()  # binds run on the pool's threads
         self.writes = ConnectionLog(km.CONNECTION_POD_WRITES, log)  # binds, status patches
@@ -964,6 +811,8 @@ class KubeBackend:
         self._stop.set()  # requests not sent yet (binds waiting for a token) now fail
         self.binder.close(timeout)
         self.events.close(timeout)
+        if self._owned is not None:
+            self._owned.close()
         self.wake()
 
     def _informers(self) -> list[Informer]:
@@ -978,7 +827,7 @@ class KubeBackend:
 
     def _discover_pod_groups(self) -> None:
         """Watch PodGroups only if the API serves them (the CRD is installed)."""
-        backoff = _Backoff()
+        backoff = Backoff()
         connection = ConnectionLog(km.CONNECTION_DISCOVERY, log)
         while not self._stop.is_set():
             try:
@@ -1074,7 +923,7 @@ class KubeBackend:
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
         started = self.writes.clock()
         try:
-            self.transport.call("POST", f"{self._pod_path(pod)}/binding", body=body)
+            self.transport.send("POST", f"{self._pod_path(pod)}/binding", body=body)
         except ApiError as e:
             with self._stats_lock:
                 self.stats.bind_errors += 1
@@ -1100,12 +949,12 @@ class KubeBackend:
         try:
             if present is None or any(present.get(k) != v for k, v in condition.items()):
                 condition["lastTransitionTime"] = format_timestamp(self._clock.now())
-                self.transport.call(
+                self.transport.send(
                     "PATCH", f"{self._pod_path(pod)}/status",
                     content_type=STRATEGIC_MERGE_PATCH,
                     body={"metadata": {"uid": pod.uid} if pod.uid else {},
                           "status": {"conditions": [condition]}})
-            self.transport.call("DELETE", self._pod_path(pod), body={
+            self.transport.send("DELETE", self._pod_path(pod), body={
                 "apiVersion": "v1", "kind": "DeleteOptions",
                 "preconditions": {"uid": pod.uid} if pod.uid else None})
         except ApiError as e:
@@ -1123,7 +972,7 @@ class KubeBackend:
         if annotations:
             metadata["annotations"] = dict(annotations)
         try:
-            self.transport.call("PATCH", self._pod_path(pod), body={"metadata": metadata},
+            self.transport.send("PATCH", self._pod_path(pod), body={"metadata": metadata},
                                 content_type=MERGE_PATCH)
         except ApiError as e:
             self._raise_if_gone(pod, e)
@@ -1209,7 +1058,7 @@ class KubeBackend:
         for attempt, delay in enumerate((*STATUS_RETRY_DELAYS, None)):
             started = self.writes.clock()
             try:
-                self.transport.call("PATCH", f"{self._pod_path(pod)}/status", body=body,
+                self.transport.send("PATCH", f"{self._pod_path(pod)}/status", body=body,
                                     content_type=content_type)
                 self.writes.succeeded(started)
                 return

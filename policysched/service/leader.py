@@ -1,22 +1,17 @@
 """Leader election on a ``coordination.k8s.io/v1`` Lease, so that only one replica binds.
 
-The Lease read/create/update and the take-over rule come from the ``kubernetes`` package
-(``kubernetes.leaderelection``: ``LeaseLock`` and ``LeaderElection.try_acquire_or_renew``).
-Its ``LeaderElection.run`` is not used as is, because it
-
-* cannot be stopped (its loops ``time.sleep`` forever) and never releases the Lease;
-* says nothing about *now*: while its renew loop retries for up to ``renewDeadline``, the
-  caller cannot tell whether the Lease still protects it, and a hung request (the client
-  sets no timeout) blocks it indefinitely;
-* builds its own API client from the global configuration and calls ``sys.exit`` on a bad
-  configuration.
-
-``LeaderElector`` runs the same acquire / renew cycle in a daemon thread, with stoppable
-waits, request time-outs, client-go's jitter, release on ``stop()``, and an ``is_leader()``
-that is computed from the clock: it turns False ``renewDeadline`` seconds after the last
-successful renewal *started*, whatever the thread is doing. Other candidates only take over
-``leaseDuration`` (> ``renewDeadline``) seconds after they last saw the Lease change, so two
-replicas never both see ``is_leader()`` True (barring clock-rate drift).
+``LeaseLock`` reads, creates and updates the Lease through the process's one API client
+(``cluster.transport.Transport``: raw JSON, its limiter, connections and credentials).
+``LeaderElector`` runs client-go's acquire / renew cycle (``tryAcquireOrRenew``: a leader
+renews optimistically on the Lease it last wrote, falling back to a read; another
+candidate takes over only ``leaseDuration`` seconds after it last saw the Lease change;
+``leaseTransitions`` counts the changes of holder) in a daemon thread, with stoppable
+waits, request time-outs, client-go's jitter, release on ``stop()`` (client-go's
+ReleaseOnCancel: an empty holder and a 1 s lease), and an ``is_leader()`` that is computed
+from the clock: it turns False ``renewDeadline`` seconds after the last successful renewal
+*started*, whatever the thread is doing. Other candidates only take over ``leaseDuration``
+(> ``renewDeadline``) seconds after they last saw the Lease change, so two replicas never
+both see ``is_leader()`` True (barring clock-rate drift).
 
 The run loop checks ``is_leader()`` before every cycle; ``LeaderOnlyBackend`` checks it
 before every bind (and drops every other write), so a replica that lost the Lease
@@ -25,7 +20,6 @@ mid-cycle writes nothing.
 
 from __future__ import annotations
 
-import datetime
 import logging
 import random
 import secrets
@@ -33,16 +27,13 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
-from kubernetes import client
-from kubernetes.leaderelection import electionconfig, leaderelection
-from kubernetes.leaderelection.leaderelectionrecord import LeaderElectionRecord
-from kubernetes.leaderelection.resourcelock.leaselock import LeaseLock
-
 from ..cluster import kube_messages as km
-from ..cluster.connection import ConnectionLog
+from ..cluster.connection import ConnectionLog, about_the_object
+from ..cluster.kube import micro_time
+from ..cluster.transport import ApiError, Transport
 from ..framework.backend import (
     Backend,
     BindError,
@@ -77,7 +68,6 @@ STOPPED_LEADING: Final = "%s: lost lease %s"
 RELEASED: Final = "%s: released lease %s"
 
 log = logging.getLogger(__name__)
-logging.getLogger("leaderelection").setLevel(logging.WARNING)  # the library logs each retry
 
 
 class LeaderElectionError(ValueError):
@@ -128,31 +118,76 @@ def default_identity() -> str:
     return f"{socket.gethostname()}_{secrets.token_hex(6)}"
 
 
-class _TimedCoordinationApi(client.CoordinationV1Api):
-    """The Lease calls ``LeaseLock`` makes, on our API client, with a request time-out."""
+@dataclass(frozen=True)
+class LeaseRecord:
+    """A Lease's spec as client-go's ``LeaderElectionRecord`` (times in MicroTime text)."""
 
-    def __init__(self, api_client: Any, timeout: float) -> None:
-        super().__init__(api_client)
-        self._timeout = timeout
+    holder: str
+    lease_duration: int
+    acquire_time: str
+    renew_time: str
+    transitions: int = 0
 
-    def read_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("_request_timeout", self._timeout)
-        return super().read_namespaced_lease(*args, **kwargs)
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any]) -> LeaseRecord:
+        return cls(str(spec.get("holderIdentity") or ""),
+                   int(spec.get("leaseDurationSeconds") or 0),
+                   str(spec.get("acquireTime") or ""), str(spec.get("renewTime") or ""),
+                   int(spec.get("leaseTransitions") or 0))
 
-    def create_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("_request_timeout", self._timeout)
-        return super().create_namespaced_lease(*args, **kwargs)
-
-    def replace_namespaced_lease(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("_request_timeout", self._timeout)
-        return super().replace_namespaced_lease(*args, **kwargs)
+    def spec(self) -> dict[str, Any]:
+        return {"holderIdentity": self.holder, "leaseDurationSeconds": self.lease_duration,
+                "acquireTime": self.acquire_time, "renewTime": self.renew_time,
+                "leaseTransitions": self.transitions}
 
 
-def lease_lock(settings: LeaderElectionSettings, identity: str, api_client: Any) -> LeaseLock:
-    """The library's ``LeaseLock``, talking through ``api_client``."""
-    lock = LeaseLock(settings.lease_name, settings.namespace, identity)
-    lock.api_instance = _TimedCoordinationApi(api_client, float(settings.retry_period))
-    return lock
+class LeaseLock:
+    """One Lease through ``transport``; client-go's ``LeaseLock``: ``update`` writes over
+    the Lease last read or written (its resourceVersion is the precondition). Raises
+    ``ApiError``."""
+
+    def __init__(self, transport: Transport, namespace: str, name: str, identity: str,
+                 timeout: float) -> None:
+        self.transport = transport
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity
+        self.timeout = (timeout, timeout)
+        self.path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+        self._lease: dict[str, Any] | None = None
+
+    def get(self) -> LeaseRecord | None:
+        """The Lease's record; None when there is no Lease."""
+        try:
+            lease = self.transport.call("GET", f"{self.path}/{self.name}",
+                                        timeout=self.timeout) or {}
+        except ApiError as e:
+            if e.status == 404:
+                return None
+            raise
+        self._lease = lease
+        return LeaseRecord.from_spec(lease.get("spec") or {})
+
+    def create(self, record: LeaseRecord) -> None:
+        self._lease = self.transport.call("POST", self.path, body={
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": record.spec()}, timeout=self.timeout)
+
+    def update(self, record: LeaseRecord) -> None:
+        if self._lease is None:
+            self.get()
+        lease = dict(self._lease or {})
+        lease["spec"] = {**(lease.get("spec") or {}), **record.spec()}
+        self._lease = self.transport.call("PUT", f"{self.path}/{self.name}", body=lease,
+                                          timeout=self.timeout)
+
+
+def lease_lock(settings: LeaderElectionSettings, identity: str,
+               transport: Transport) -> LeaseLock:
+    """The Lease of ``settings``, read and written through ``transport``."""
+    return LeaseLock(transport, settings.namespace, settings.lease_name, identity,
+                     float(settings.retry_period))
 
 
 Callback = Callable[[], None]
@@ -168,7 +203,7 @@ class LeaderElector(Worker):
 
     thread_name = "policysched-leader"
 
-    def __init__(self, settings: LeaderElectionSettings, lock: Any, *,
+    def __init__(self, settings: LeaderElectionSettings, lock: LeaseLock, *,
                  on_started_leading: Callback | None = None,
                  on_stopped_leading: Callback | None = None,
                  rejoin: bool = True,
@@ -182,9 +217,8 @@ class LeaderElector(Worker):
         self.on_stopped_leading = on_stopped_leading
         self.rejoin = rejoin
         self._clock = clock
-        self._election = leaderelection.LeaderElection(electionconfig.Config(
-            lock, settings.lease_duration, settings.renew_deadline, settings.retry_period,
-            onstarted_leading=lambda: None, onstopped_leading=lambda: None))
+        self._observed: LeaseRecord | None = None  # the Lease as last read or written
+        self._observed_at = float("-inf")  # when it last changed, by ``clock``
         self._leading = threading.Event()
         self._valid_until = 0.0
         self.transitions = 0  # times this elector became leader
@@ -192,9 +226,9 @@ class LeaderElector(Worker):
             lease=f"{settings.namespace}/{settings.lease_name}"), log)
 
     @classmethod
-    def for_cluster(cls, settings: LeaderElectionSettings, api_client: Any,
+    def for_cluster(cls, settings: LeaderElectionSettings, transport: Transport,
                     identity: str | None = None, **kwargs: Any) -> LeaderElector:
-        return cls(settings, lease_lock(settings, identity or default_identity(), api_client),
+        return cls(settings, lease_lock(settings, identity or default_identity(), transport),
                    **kwargs)
 
     # -- state --------------------------------------------------------------------------
@@ -206,8 +240,7 @@ class LeaderElector(Worker):
     @property
     def holder(self) -> str | None:
         """The holder identity last seen on the Lease."""
-        record = self._election.observed_record
-        return getattr(record, "holder_identity", None) or None
+        return self._observed.holder or None if self._observed is not None else None
 
     def not_leader_message(self) -> str:
         return NOT_LEADER.format(lease=f"{self.settings.namespace}/{self.settings.lease_name}",
@@ -233,7 +266,7 @@ class LeaderElector(Worker):
     def _attempt(self) -> bool:
         started = self._clock()
         try:
-            ok = bool(self._election.try_acquire_or_renew())
+            ok = self.try_acquire_or_renew()
         except Exception as e:  # the API is unreachable, a request timed out…
             self.connection.failed(e)
             return False
@@ -280,23 +313,69 @@ class LeaderElector(Worker):
             self._sleep(min(self.settings.retry_period, remaining))
         return self.is_leader()
 
+    def _observe(self, record: LeaseRecord) -> None:
+        if record != self._observed:
+            self._observed, self._observed_at = record, self._clock()
+
+    def _holds(self) -> bool:
+        """The Lease last seen names this candidate (client-go's ``IsLeader``)."""
+        return self._observed is not None and self._observed.holder == self.identity
+
+    def _lease_valid(self) -> bool:
+        return self._clock() < self._observed_at + self.settings.lease_duration
+
+    def try_acquire_or_renew(self) -> bool:
+        """client-go's ``tryAcquireOrRenew``: whether this candidate holds the Lease now.
+        Raises ``ApiError`` when the API server cannot be reached (or refuses us)."""
+        now = micro_time(time.time())
+        mine = LeaseRecord(self.identity, self.settings.lease_duration, now, now)
+        try:
+            if self._holds() and self._lease_valid():  # the fast path: renew what we wrote
+                assert self._observed is not None
+                renewed = replace(mine, acquire_time=self._observed.acquire_time,
+                                  transitions=self._observed.transitions)
+                try:
+                    self.lock.update(renewed)
+                    self._observed, self._observed_at = renewed, self._clock()
+                    return True
+                except ApiError as e:
+                    if not about_the_object(e):
+                        raise
+            current = self.lock.get()
+            if current is None:
+                self.lock.create(mine)
+                self._observed, self._observed_at = mine, self._clock()
+                return True
+            self._observe(current)
+            if current.holder and self._lease_valid() and not self._holds():
+                return False
+            if self._holds():
+                mine = replace(mine, acquire_time=current.acquire_time,
+                               transitions=current.transitions)
+            else:
+                mine = replace(mine, transitions=current.transitions + 1)
+            self.lock.update(mine)
+        except ApiError as e:
+            if about_the_object(e):  # another candidate wrote first: not ours this time
+                return False
+            raise
+        self._observed, self._observed_at = mine, self._clock()
+        return True
+
     def _release(self) -> bool:
         """client-go's ReleaseOnCancel: an empty holder and a 1 s lease."""
-        now = str(datetime.datetime.now())
-        record = LeaderElectionRecord("", "1", now, now)
         try:
-            # LeaseLock.update replaces the Lease it last read (its replies are dropped), so
-            # read it again first: after our own renewal its resourceVersion is stale.
-            found, current = self.lock.get(self.lock.name, self.lock.namespace)
-            if not found or getattr(current, "holder_identity", None) != self.identity:
+            # read it again first: the Lease may have changed since our own renewal
+            current = self.lock.get()
+            if current is None or current.holder != self.identity:
                 return False
-            ok = bool(self.lock.update(self.lock.name, self.lock.namespace, record))
-        except Exception as e:
+            now = micro_time(time.time())
+            self.lock.update(LeaseRecord("", 1, now, now, current.transitions))
+        except ApiError as e:
             log.debug("lease %s: release failed: %s", self.settings.lease_name, e)
             return False
-        if ok:
-            log.info(RELEASED, self.identity, self.settings.lease_name)
-        return ok
+        log.info(RELEASED, self.identity, self.settings.lease_name)
+        return True
 
     def _callback(self, callback: Callback | None) -> None:
         if callback is None:
@@ -385,6 +464,8 @@ __all__ = [
     "LeaderElectionSettings",
     "LeaderElector",
     "LeaderOnlyBackend",
+    "LeaseLock",
+    "LeaseRecord",
     "default_identity",
     "lease_lock",
 ]

@@ -23,6 +23,7 @@ from kubernetes import client, config
 from ..cluster import kube_messages as km
 from ..cluster.binder import DEFAULT_PARALLEL_BINDS
 from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS, KubeBackend
+from ..cluster.transport import TokenBucket, Transport, pooled_connections
 from ..errors import UserError
 from ..framework.backend import Backend
 from ..framework.profiles import Engine
@@ -56,7 +57,6 @@ from .server import (
 
 log = logging.getLogger(__name__)
 
-BASE_CONNECTIONS = 16  # watches, the event writer, the loop, the lease, policy sources
 SERVE_FAILED = "cannot serve /healthz, /readyz and /metrics on {address}: {reason}"
 NO_NAMESPACE = (
     "policySources.configMaps[{index}] names no namespace and the scheduler's own is unknown "
@@ -65,10 +65,10 @@ POD_NAMESPACE_ENV = "POD_NAMESPACE"
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
-def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> Any:
+def api_client(kubeconfig: str | None) -> Any:
     """An ``ApiClient`` from the kubeconfig file, else the in-cluster config, else
-    ``$KUBECONFIG``, keeping up to ``connections`` connections open. Raises
-    ``UserError``."""
+    ``$KUBECONFIG`` (its configuration: host, TLS, credentials; ``Transport`` makes the
+    connections). Raises ``UserError``."""
     configuration = client.Configuration()
     path = kubeconfig
     if path is None:
@@ -84,10 +84,6 @@ def api_client(kubeconfig: str | None, connections: int = BASE_CONNECTIONS) -> A
                                     persist_config=False)
         except (config.ConfigException, OSError, ValueError) as e:
             raise UserError(km.BAD_KUBECONFIG.format(path=path, reason=e)) from None
-    # the watches, the event writer, the loop, the lease and the binding threads: keep
-    # their connections (urllib3 discards, and warns about, connections beyond the pool)
-    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0,
-                                                connections)
     # no urllib3 retries: each client retries in its own way and logs an outage once, where
     # urllib3 would warn three times per failed request
     configuration.retries = False
@@ -172,14 +168,17 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         server = HealthServer(address, metrics, checks)
     except ValueError as e:
         raise UserError(str(e)) from None
-    api = api_client(kubeconfig, BASE_CONNECTIONS + parallel_binds)
+    api = api_client(kubeconfig)
+    # the process's one client: informers, binds, patches, Events, policy ConfigMaps, Lease
+    transport = Transport(api, TokenBucket(rate, rate_burst),
+                          connections=pooled_connections(parallel_binds))
     identity = identity or default_identity()
     elector: Any = None
     wrap: Callable[[LiveBackend], Backend] | None = None
     lease: str | None = None  # "namespace/name", for leader_election_master_status
     namespace_of_pod = own_namespace()
     if leader_elect and is_leader is None:
-        elector, wrap = _elector(api, configuration, identity, namespace_of_pod)
+        elector, wrap = _elector(transport, configuration, identity, namespace_of_pod)
         is_leader = elector.is_leader
         lease = f"{elector.settings.namespace}/{elector.settings.lease_name}"
     loops: list[SchedulingLoop] = []  # the one built below, once the initial set is loaded
@@ -189,9 +188,9 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
 
     sources = watched_sources(resolved, namespace_of_pod)
     reloader = Reloader(sources.directories, configuration, swap, metrics=metrics,
-                        recorder=KubeEventRecorder(api, identity))
+                        recorder=KubeEventRecorder(transport, identity))
     checks.readiness[POLICIES_CHECK] = reloader.readiness
-    watch = PolicySourceWatch(sources, reloader, api)
+    watch = PolicySourceWatch(sources, reloader, transport)
     stop = stop_event if stop_event is not None else threading.Event()
     restore: dict[int, Any] = {}
     collector = GarbageCollector()
@@ -208,7 +207,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
             raise UserError(NO_VALID_SET.format(reason=initial.summary))
         log.info(km.LOG_STARTING, ", ".join(initial.frameworks), api.configuration.host)
         def make_backend() -> LiveBackend:
-            return KubeBackend(api, qps=rate, burst=rate_burst, namespace=namespace,
+            return KubeBackend(transport, qps=rate, burst=rate_burst, namespace=namespace,
                                parallel_binds=parallel_binds,
                                reporting_instance=identity)
 
@@ -237,11 +236,12 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         for signum, handler in restore.items():
             signal.signal(signum, handler)
         collector.restore()
+        transport.close()
         api.close()
     return 0
 
 
-def _elector(api: Any, configuration: Mapping[str, Any], identity: str,
+def _elector(transport: Transport, configuration: Mapping[str, Any], identity: str,
              namespace: str | None) -> tuple[Any, Callable[[LiveBackend], Backend]]:
     """The ``policysched.service.leader`` elector and its leader-only backend wrapper; a
     Lease without a namespace is in ``namespace`` (the scheduler's own), else kube-system."""
@@ -250,7 +250,12 @@ def _elector(api: Any, configuration: Mapping[str, Any], identity: str,
             configuration, namespace or leader.DEFAULT_NAMESPACE)
     except leader.LeaderElectionError as e:
         raise UserError(str(e)) from None
-    elector = leader.LeaderElector.for_cluster(settings, api, identity=identity, rejoin=True)
+    # same connections and credentials; a limiter of its own, as kube-scheduler's
+    # leader-election client: binds and patches never delay a renewal
+    limits = transport.limiter
+    elector = leader.LeaderElector.for_cluster(
+        settings, transport.sharing(limiter=TokenBucket(limits.qps, limits.burst)),
+        identity=identity, rejoin=True)
 
     def wrap(backend: LiveBackend) -> Backend:
         return leader.LeaderOnlyBackend(backend, elector.is_leader, elector.not_leader_message)
@@ -290,5 +295,5 @@ def configure_logging(verbosity: int) -> None:
         datefmt="%Y-%m-%d %H:%M:%S")
     logging.getLogger("policysched").setLevel(log_level(verbosity))
     if verbosity < 4:
-        for noisy in ("urllib3", "kubernetes", "leaderelection"):
+        for noisy in ("urllib3", "kubernetes"):
             logging.getLogger(noisy).setLevel(logging.WARNING)

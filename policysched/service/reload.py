@@ -47,6 +47,8 @@ from typing import Any, Final, Protocol
 
 from ..cluster import kube_messages as km
 from ..cluster.connection import ConnectionLog
+from ..cluster.transport import ApiError, Backoff, Transport, end_stream, interrupt
+from ..cluster.transport import lines as response_lines
 from ..framework.profiles import ConfigurationError, build_frameworks
 from ..framework.runtime import Framework
 from ..framework.scheduler import EngineSettings
@@ -67,7 +69,6 @@ DEFAULT_LABEL_SELECTOR: Final[Mapping[str, Any]] = {"matchLabels": {POLICY_LABEL
 POLL_INTERVAL: Final = 1.0  # seconds between directory scans
 DEBOUNCE: Final = 0.02  # seconds to let a burst of changes settle before rebuilding
 WATCH_TIMEOUT: Final = 240  # seconds a ConfigMap watch stays open before it is renewed
-RETRY_DELAY: Final = 1.0  # seconds before re-listing after a watch error
 REQUEST_TIMEOUT: Final = 10.0
 NOTE_LIMIT: Final = 1024  # events.k8s.io/v1 note: at most 1 kB
 VERSION_LENGTH: Final = 12
@@ -596,37 +597,32 @@ class DirectoryPoller(Worker):
 
 
 class ConfigMapWatcher(Worker):
-    """List + watch the ConfigMaps of one source; feeds the reloader. ``synced`` is set
-    once the first list arrived."""
+    """List + watch the ConfigMaps of one source through the process's ``Transport``
+    (raw JSON; the watch on a connection of its own); feeds the reloader. ``synced`` is set
+    once the first list arrived. Failures reconnect with the transport's backoff policy."""
 
-    def __init__(self, api_client: Any, source: ConfigMapSource, reloader: Reloader,
+    def __init__(self, transport: Transport, source: ConfigMapSource, reloader: Reloader,
                  clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
-        from kubernetes import client, watch  # only needed against a real cluster
-
+        self.transport = transport
         self.source = source
         self.reloader = reloader
         self.clock = clock
-        self._api = client.CoreV1Api(api_client)
-        self._watch_factory = watch.Watch
-        self._watch: Any = None
+        self.path = f"/api/v1/namespaces/{source.namespace}/configmaps"
+        self._response: Any = None
         self.synced = threading.Event()
         self.thread_name = f"policysched-cm-{source.namespace}"
         self.connection = ConnectionLog(km.CONNECTION_CONFIGMAPS.format(
             source=source.name), log)
 
     def _interrupt(self) -> None:
-        watch = self._watch
-        if watch is not None:
-            watch.stop()
-            _interrupt(getattr(watch, "_resp", None))  # unblock the read in progress
+        interrupt(self._response)  # unblock the read in progress
 
     def _list(self) -> str:
-        response: Any = self._api.list_namespaced_config_map(
-            self.source.namespace, label_selector=self.source.label_selector,
-            _preload_content=False, _request_timeout=REQUEST_TIMEOUT)
-        body = json.loads(response.data)
-        items = body.get("items") or []
+        body = self.transport.call("GET", self.path, query={
+            "labelSelector": self.source.label_selector or None},
+            timeout=(REQUEST_TIMEOUT, REQUEST_TIMEOUT)) or {}
+        items = [i for i in body.get("items") or [] if isinstance(i, dict)]
         for item in items:  # list items carry no namespace-less gaps, but be sure
             item.setdefault("metadata", {}).setdefault("namespace", self.source.namespace)
         self.reloader.replace_configmaps(items, self.source.name, self.clock())
@@ -634,75 +630,73 @@ class ConfigMapWatcher(Worker):
         return str((body.get("metadata") or {}).get("resourceVersion", ""))
 
     def _run(self) -> None:
+        backoff = Backoff()
         resource_version: str | None = None
         while not self._stop.is_set():
             try:
                 if resource_version is None:
                     resource_version = self._list()
                     self.connection.succeeded()
+                    backoff.reset()
                 resource_version = self._follow(resource_version)
             except Exception as e:
                 if self._stop.is_set():
                     return
-                status = getattr(e, "status", None)
-                if status != 410:  # 410 Gone: the revision is too old, just re-list
-                    self.connection.failed(e)  # one line per outage, not per retry
-                    self._stop.wait(RETRY_DELAY)
                 resource_version = None
+                if getattr(e, "status", None) != 410:  # 410 Gone: too old, just re-list
+                    self.connection.failed(e)  # one line per outage, not per retry
+                    self._stop.wait(backoff.next())
 
     def _follow(self, resource_version: str) -> str:
         """Watch from ``resource_version`` until the server closes; the last one seen."""
-        self._watch = self._watch_factory()
-        stream = self._watch.stream(
-            self._api.list_namespaced_config_map, self.source.namespace,
-            label_selector=self.source.label_selector, resource_version=resource_version,
-            allow_watch_bookmarks=True, timeout_seconds=WATCH_TIMEOUT, deserialize=False,
-            _request_timeout=WATCH_TIMEOUT + REQUEST_TIMEOUT)
-        for event in stream:
-            if self._stop.is_set():
-                break
-            if not isinstance(event, dict):
-                continue
-            kind, obj = event.get("type"), event.get("object") or {}
-            resource_version = _resource_version(obj) or resource_version
-            observed = self.clock()
-            if kind in ("ADDED", "MODIFIED"):
-                self.reloader.upsert_configmap(obj, self.source.name, observed)
-            elif kind == "DELETED":
-                self.reloader.delete_configmap(obj, self.source.name, observed)
+        response = self.transport.open("GET", self.path, query={
+            "watch": "true", "labelSelector": self.source.label_selector or None,
+            "resourceVersion": resource_version, "allowWatchBookmarks": "true",
+            "timeoutSeconds": WATCH_TIMEOUT}, timeout=(REQUEST_TIMEOUT,
+                                                       WATCH_TIMEOUT + REQUEST_TIMEOUT))
+        self._response = response
+        try:
+            for lines in response_lines(response):
+                if self._stop.is_set():
+                    break
+                for line in lines:
+                    resource_version = self._on_line(line, resource_version)
+        finally:
+            self._response = None
+            end_stream(response)
         return resource_version
 
-
-def _interrupt(response: Any) -> None:
-    """Unblock a streaming read on ``response`` (urllib3's ``shutdown`` since 2.3)."""
-    if response is None:
-        return
-    try:
-        shutdown = getattr(response, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
-        else:
-            response.close()
-    except Exception:  # the connection is going away anyway
-        log.debug("closing the ConfigMap watch failed", exc_info=True)
+    def _on_line(self, line: bytes, resource_version: str) -> str:
+        event = json.loads(line)
+        if not isinstance(event, dict):
+            return resource_version
+        kind, obj = event.get("type"), event.get("object") or {}
+        if kind == "ERROR":
+            raise ApiError(int(obj.get("code") or 0), str(obj.get("message") or obj))
+        resource_version = _resource_version(obj) or resource_version
+        observed = self.clock()
+        if kind in ("ADDED", "MODIFIED"):
+            self.reloader.upsert_configmap(obj, self.source.name, observed)
+        elif kind == "DELETED":
+            self.reloader.delete_configmap(obj, self.source.name, observed)
+        return resource_version
 
 
 class KubeEventRecorder:
     """``ConfigMapRecorder`` writing events.k8s.io/v1 Warning Events."""
 
-    def __init__(self, api_client: Any, reporting_instance: str,
+    def __init__(self, transport: Transport, reporting_instance: str,
                  reporting_controller: str = REPORTING_CONTROLLER) -> None:
-        from kubernetes import client
-
-        self._api = client.EventsV1Api(api_client)
+        self.transport = transport
         self.reporting_instance = reporting_instance
         self.reporting_controller = reporting_controller
 
     def warn(self, configmap: Mapping[str, Any], reason: str, note: str) -> None:
-        body: Any = warning_event(configmap, reason, note, self.reporting_controller,
-                                  self.reporting_instance)  # the client takes plain dicts
-        self._api.create_namespaced_event(body["metadata"]["namespace"], body,
-                                          _request_timeout=REQUEST_TIMEOUT)
+        body = warning_event(configmap, reason, note, self.reporting_controller,
+                             self.reporting_instance)
+        self.transport.send(
+            "POST", f"/apis/events.k8s.io/v1/namespaces/{body['metadata']['namespace']}/events",
+            body=body, timeout=(REQUEST_TIMEOUT, REQUEST_TIMEOUT))
 
 
 def warning_event(configmap: Mapping[str, Any], reason: str, note: str, controller: str,
@@ -745,12 +739,13 @@ class PolicySourceWatch:
     then starts rebuilding on each change (changes seen in between are not lost: they are
     applied as soon as ``follow()`` runs). ``synced()`` is a /readyz input."""
 
-    def __init__(self, sources: PolicySources, reloader: Reloader, api_client: Any = None,
+    def __init__(self, sources: PolicySources, reloader: Reloader,
+                 transport: Transport | None = None,
                  poll_interval: float = POLL_INTERVAL) -> None:
         self.sources = sources
         self.reloader = reloader
-        self.watchers = [ConfigMapWatcher(api_client, s, reloader) for s in sources.configmaps
-                         ] if api_client is not None else []
+        self.watchers = [ConfigMapWatcher(transport, s, reloader) for s in sources.configmaps
+                         ] if transport is not None else []
         self.poller = (DirectoryPoller(sources.directories, reloader.changed, poll_interval)
                        if sources.directories else None)
 

@@ -25,6 +25,8 @@ kubernetes = pytest.importorskip("kubernetes")
 
 from policysched.cluster import kube_messages as km  # noqa: E402
 from policysched.cluster.kube import (  # noqa: E402
+    EVENT_SERIES_FINISH,
+    EventRecorder,
     KubeBackend,
     TokenBucket,
     micro_time,
@@ -32,6 +34,7 @@ from policysched.cluster.kube import (  # noqa: E402
 )
 from policysched.commands.loading import load_engine  # noqa: E402
 from policysched.framework.backend import BackendError, BindError, BindRequest  # noqa: E402
+from policysched.model.clock import SimulatedClock  # noqa: E402
 from policysched.model.events import ClusterEvent  # noqa: E402
 from policysched.model.objects import pod_info  # noqa: E402
 from policysched.service.loop import SchedulingLoop  # noqa: E402
@@ -1092,6 +1095,48 @@ def test_repeated_events_become_a_series(server: FakeApiServer,
     assert sent[-1][1]["series"]["count"] == 4
     stored = next(iter(server.store["events"].values()))
     assert stored["series"]["count"] == 4
+
+
+class _EventSink:
+    """Records the Event writes of an ``EventRecorder`` (a stand-in for its transport)."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, Any]] = []
+
+    def send(self, method: str, path: str, *, body: Any = None, **kwargs: Any) -> None:
+        self.writes.append((method, body))
+
+
+def test_event_series_follow_client_go_isomorphism_and_write_schedule() -> None:
+    sink, clock = _EventSink(), SimulatedClock(1000)
+    transport: Any = sink
+    recorder = EventRecorder(transport, clock, CONTROLLER, "me")
+
+    def record(resource_version: str, note: str) -> None:
+        obj = pod("p1")
+        obj["metadata"].update(uid="u1", resourceVersion=resource_version)
+        recorder.record(pod_info(obj), "Warning", "FailedScheduling", "Scheduling", note)
+        while not recorder._queue.empty():
+            recorder._write(recorder._queue.get_nowait())
+
+    record("7", "first")
+    record("8", "the pod changed: a new Event, not a series")
+    assert [m for m, _ in sink.writes] == ["POST", "POST"]
+    for _ in range(3):
+        clock.advance(10)
+        record("8", "again")
+    # the second isomorphic event patches the series at once; later counts wait
+    assert [m for m, _ in sink.writes] == ["POST", "POST", "PATCH"]
+    assert sink.writes[-1][1]["series"]["count"] == 2
+    clock.advance(EVENT_SERIES_FINISH - 1)
+    recorder._flush(ended_only=True)  # not ended yet: nothing written
+    assert len(sink.writes) == 3
+    clock.advance(2)
+    recorder._flush(ended_only=True)  # ended: its final count, then forgotten
+    assert [m for m, _ in sink.writes][3:] == ["PATCH"]
+    assert sink.writes[-1][1]["series"]["count"] == 4
+    record("8", "anew")
+    assert sink.writes[-1][0] == "POST" and sink.writes[-1][1]["note"] == "anew"
 
 
 def test_event_failures_never_raise(server: FakeApiServer, backend: KubeBackend) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from policysched.cluster.transport import TokenBucket, Transport
 from policysched.resources import BUILTIN_POLICIES
 from policysched.service.leader import LeaderElectionSettings, LeaderElector
 from policysched.service.metrics import SchedulerMetrics
@@ -186,10 +187,10 @@ def test_hot_reload_latency_and_rejection(api: Any, namespace: str) -> None:
     # The built-in library (20 policies, its configuration) from a directory, plus the
     # ConfigMaps of the namespace: each change rebuilds the whole set, as in production.
     reloader = Reloader([str(BUILTIN_POLICIES)], None, activations.swap, metrics=metrics,
-                        recorder=KubeEventRecorder(api, "e2e-reload"))
+                        recorder=KubeEventRecorder(_client(api), "e2e-reload"))
     sources = PolicySources(directories=(str(BUILTIN_POLICIES),),
                             configmaps=(ConfigMapSource(namespace, label_selector_string(None)),))
-    watch = PolicySourceWatch(sources, reloader, api)
+    watch = PolicySourceWatch(sources, reloader, _client(api))
     checks = HealthChecks()
     checks.readiness["policies"] = reloader.readiness
     server = HealthServer("127.0.0.1:0", metrics, checks)
@@ -270,6 +271,11 @@ def _wait_for_leader(electors: list[LeaderElector], timeout: float) -> LeaderEle
     raise AssertionError("no leader elected")
 
 
+def _client(api: Any) -> Transport:
+    """The process's one client (``policysched run`` makes one) on ``api``'s settings."""
+    return Transport(api, TokenBucket(0, 1))
+
+
 class _Unreachable:
     """Stands in for the Lease API of a replica that died: every call fails."""
 
@@ -286,7 +292,7 @@ def test_two_candidates_one_leader_and_takeover(api: Any, namespace: str) -> Non
         renew_deadline=FAST.renew_deadline, retry_period=FAST.retry_period)
     transitions: list[str] = []
     electors = [
-        LeaderElector.for_cluster(settings, api, identity=f"replica-{i}",
+        LeaderElector.for_cluster(settings, _client(api), identity=f"replica-{i}",
                                   on_started_leading=lambda i=i: transitions.append(f"+{i}"),
                                   on_stopped_leading=lambda i=i: transitions.append(f"-{i}"))
         for i in range(2)]
@@ -307,7 +313,7 @@ def test_two_candidates_one_leader_and_takeover(api: Any, namespace: str) -> Non
         # The leader "dies": its API calls fail from now on. It must stop leading within
         # renewDeadline; the other may only take over after leaseDuration.
         died = time.monotonic()
-        first.lock.api_instance = _Unreachable()
+        first.lock.transport = _Unreachable()
         first.rejoin = False
         while first.is_leader():
             assert time.monotonic() - died <= FAST.renew_deadline + 0.5
@@ -323,7 +329,7 @@ def test_two_candidates_one_leader_and_takeover(api: Any, namespace: str) -> Non
         assert took_over <= FAST.lease_duration + 2 * FAST.retry_period + 2
 
         # A graceful stop releases the Lease: a new candidate takes over at once.
-        third = LeaderElector.for_cluster(settings, api, identity="replica-2")
+        third = LeaderElector.for_cluster(settings, _client(api), identity="replica-2")
         third.start()
         electors.append(third)
         time.sleep(1.5)

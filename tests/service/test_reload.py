@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from policysched.cluster.transport import ApiError
 from policysched.service.metrics import SchedulerMetrics
 from policysched.service.reload import (
     DirectoryPoller,
@@ -305,45 +306,72 @@ def test_the_rejection_event_body() -> None:
     assert body["eventTime"].endswith("Z") and body["reportingInstance"] == "me"
 
 
-class _FailingCoreApi:
-    """The ConfigMap list of an API server that is down for the first ``failures`` calls."""
+class FakeConfigMapApi:
+    """The ConfigMaps of an API server that is down for the first ``failures`` requests,
+    then lists ``items``; each watch streams the next of ``watches`` and ends (when none
+    is left, it stays open, empty, until interrupted)."""
 
-    def __init__(self, failures: int) -> None:
+    def __init__(self, failures: int = 0, items: list[dict[str, Any]] | None = None,
+                 watches: list[list[dict[str, Any]]] | None = None) -> None:
         self.failures = failures
-        self.lists = 0
+        self.items = items or []
+        self.watches = watches or []
+        self.requests: list[tuple[str, str, dict[str, Any]]] = []
 
-    def list_namespaced_config_map(self, namespace: str, **kwargs: Any) -> Any:
-        self.lists += 1
-        if self.lists <= self.failures:
-            raise OSError("connection refused")
-        body = {"items": [], "metadata": {"resourceVersion": "5"}}
-        return type("Response", (), {"data": json.dumps(body).encode()})()
+    def _fail(self) -> None:
+        if len(self.requests) <= self.failures:
+            raise ApiError(0, "connection refused")
+
+    def call(self, method: str, path: str, *, query: dict[str, Any], **kwargs: Any) -> Any:
+        self.requests.append((method, path, query))
+        self._fail()
+        return {"items": self.items, "metadata": {"resourceVersion": "5"}}
+
+    def open(self, method: str, path: str, *, query: dict[str, Any], **kwargs: Any) -> Any:
+        self.requests.append((method, path, query))
+        self._fail()
+        return _Stream(self.watches.pop(0) if self.watches else None)
 
 
-class _IdleWatch:
-    """A watch that reports nothing until stopped."""
+class _Stream:
+    """A streamed watch response: its lines, then (if none) an open, idle stream."""
 
-    def __init__(self) -> None:
-        self.stopped = threading.Event()
+    def __init__(self, lines: list[dict[str, Any]] | None) -> None:
+        self.lines = lines
+        self.closed = threading.Event()
 
     def stream(self, *args: Any, **kwargs: Any) -> Any:
-        self.stopped.wait(10)
-        yield from ()
+        if self.lines is not None:
+            yield b"".join(json.dumps(line).encode() + b"\n" for line in self.lines)
+            return
+        self.closed.wait(10)
 
-    def stop(self) -> None:
-        self.stopped.set()
+    def shutdown(self) -> None:
+        self.closed.set()
+
+    def close(self) -> None:
+        self.closed.set()
+
+    def release_conn(self) -> None:
+        pass
+
+
+def _watcher(api: FakeConfigMapApi, harness: Harness, selector: str = "") -> Any:
+    from policysched.service import reload
+
+    transport: Any = api
+    return reload.ConfigMapWatcher(transport, reload.ConfigMapSource("ops", selector),
+                                   harness.reloader)
 
 
 def test_a_configmap_watch_outage_is_logged_once_not_per_retry(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from policysched.cluster.transport import Backoff
     from policysched.service import reload
 
     caplog.set_level(logging.INFO, "policysched.service.reload")
-    monkeypatch.setattr(reload, "RETRY_DELAY", 0.01)
-    watcher = reload.ConfigMapWatcher(None, reload.ConfigMapSource("ops", ""),
-                                      Harness().reloader)
-    monkeypatch.setattr(watcher, "_api", _FailingCoreApi(failures=5))
-    monkeypatch.setattr(watcher, "_watch_factory", _IdleWatch)
+    monkeypatch.setattr(reload, "Backoff", lambda: Backoff(0.001, 0.01))
+    watcher = _watcher(FakeConfigMapApi(failures=5), Harness())
     watcher.start()
     try:
         assert watcher.synced.wait(5)
@@ -357,6 +385,38 @@ def test_a_configmap_watch_outage_is_logged_once_not_per_retry(
         "retrying"
     assert logged[1][1].startswith(f"{name}: reconnected to the API server after ")
     assert logged[1][1].endswith("(5 attempts failed)")
+
+
+def test_configmaps_are_listed_then_watched_through_the_transport() -> None:
+    h = Harness()
+    upserts: list[str] = []
+    upsert = h.reloader.upsert_configmap
+    h.reloader.upsert_configmap = lambda c, *args: (  # type: ignore[method-assign]
+        upserts.append(c["metadata"]["name"]), upsert(c, *args))[-1]
+    api = FakeConfigMapApi(items=[configmap("b", policy("b"))], watches=[
+        [{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "6"}}},
+         {"type": "ADDED", "object": configmap("a", policy("a"), rv="7")}],
+        [{"type": "ERROR", "object": {"code": 410, "message": "too old"}}]])
+    watcher = _watcher(api, h, "policysched.io/policy=true")
+    watcher.start()
+    try:
+        assert watcher.synced.wait(5)
+        deadline = time.monotonic() + 5
+        while len(api.requests) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        watcher.stop(5)
+    path = "/api/v1/namespaces/ops/configmaps"
+    selector = "policysched.io/policy=true"
+    assert [(m, p, q.get("watch"), q.get("resourceVersion"), q["labelSelector"])
+            for m, p, q in api.requests[:5]] == [
+        ("GET", path, None, None, selector),
+        ("GET", path, "true", "5", selector),
+        ("GET", path, "true", "7", selector),  # the server ended it: on from the last seen
+        ("GET", path, None, None, selector),  # 410 Gone: listed again at once
+        ("GET", path, "true", "5", selector)]
+    assert upserts == ["a"]
+    assert [c["metadata"]["name"] for c in h.reloader.configmaps()] == ["b"]  # the relist
 
 
 # -- hostile input: limits, failures and the compile budget --------------------------------
