@@ -49,7 +49,7 @@ _NODE_FIELD_FACTS = (
     ("allocatable", Fact.NODE_ALLOCATABLE),
     ("annotations", Fact.NODE_ANNOTATIONS),
 )
-_GONE = frozenset({Fact.PODS, Fact.NODE_USAGE})  # a pod deleted or finished
+POD_GONE = frozenset({Fact.PODS, Fact.NODE_USAGE})  # a pod deleted or finished
 
 
 @dataclass
@@ -114,7 +114,7 @@ class EventHandlers:
         self.forget_pod(key)
         self.queue.delete(key)
         self.binding_cycle.drop(key)
-        self._move(POD_DELETE, _GONE)
+        self._move(POD_DELETE, POD_GONE)
 
     def _pod_assigned(self, pod: PodInfo, old: PodInfo | None) -> None:
         """A pod bound (by us or another scheduler), changed on its node or terminated:
@@ -126,14 +126,14 @@ class EventHandlers:
         if pod.terminated and (old is None or not old.terminated):
             # it no longer uses its node: what it held is given back, as on deletion
             self.forget_pod(key)
-            self._move(POD_DELETE, _GONE)
+            self._move(POD_DELETE, POD_GONE)
         elif old is None or old.node_name != pod.node_name:
             # one more pod on a node: the room left there only shrank. The most frequent
             # event (every bind) moves only pods whose rules are known to count pods
             self._move(ASSIGNED_POD_ADD, frozenset({Fact.PODS}),
                        affected=frozenset({Fact.NODE_USAGE}), unknown_moved=False)
         elif old.obj.get("spec") != pod.obj.get("spec"):  # e.g. resized in place
-            self._move(ASSIGNED_POD_UPDATE, _GONE)
+            self._move(ASSIGNED_POD_UPDATE, POD_GONE)
         elif _pod_identity(old) != _pod_identity(pod):
             self._move(ASSIGNED_POD_UPDATE, frozenset({Fact.PODS}))
 
@@ -188,15 +188,21 @@ class EventHandlers:
         if not facts and not affected:
             return
 
-        def relevant(qp: QueuedPod) -> bool:
+        relevant = self.helped_by(facts, unknown_moved=unknown_moved)
+        touched = self.helped_by(affected | facts)
+        self.queue.move_all(event, relevant,
+                            is_affected=None if unknown_moved and not affected else touched)
+
+    def helped_by(self, facts: frozenset[Fact], *, unknown_moved: bool = True
+                  ) -> Callable[[QueuedPod], bool]:
+        """Whether a change of ``facts`` may help a pod (its rules read one of them);
+        without ``unknown_moved``, not a pod whose rules' reads are not known."""
+
+        def helped(qp: QueuedPod) -> bool:
             reads = self._reads(qp)
             return (unknown_moved or reads != EVERY_FACT) and not reads.isdisjoint(facts)
 
-        def touched(qp: QueuedPod) -> bool:
-            return not self._reads(qp).isdisjoint(affected | facts)
-
-        self.queue.move_all(event, relevant,
-                            is_affected=None if unknown_moved and not affected else touched)
+        return helped
 
     def _reads(self, qp: QueuedPod) -> frozenset[Fact]:
         """What the rules that keep ``qp`` out read: its gate's while gated, else the

@@ -50,7 +50,7 @@ from .aggregates import ClusterView
 from .backend import Backend, BackendError
 from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
 from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, filter_with_nominated
-from .event_handlers import EventHandlers, PodRecord
+from .event_handlers import POD_GONE, EventHandlers, PodRecord
 from .post_filter import run_post_filter
 from .preemption import Candidate, PreemptionInputs
 from .queue import (
@@ -781,11 +781,13 @@ class Scheduler:
         handleBindingCycleError treats it as an assigned pod's deletion and moves the
         unschedulable pods that event may help, not these pods. Here they are the pods
         tried while the room was held (an attempt begun after the first of these pods was
-        assumed); for the others the cluster is as they saw it."""
+        assumed) whose rules read what a pod's deletion changes (queueing hints); for the
+        others the cluster is as they saw it."""
         keys = {qp.key for qp in attempts}
         held_since = min((qp.cycle for qp in attempts), default=0)
-        self.queue.move_all(ASSIGNED_POD_DELETE,
-                            lambda qp: qp.cycle > held_since and qp.key not in keys)
+        helped = self.event_handlers.helped_by(POD_GONE)
+        self.queue.move_all(ASSIGNED_POD_DELETE, lambda qp: qp.cycle > held_since
+                            and qp.key not in keys and helped(qp))
 
     def bound(self, pod: PodInfo, node: str, *, started: float,
               counters: Sequence[tuple[str, float]] = ()) -> None:

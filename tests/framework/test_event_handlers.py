@@ -157,3 +157,24 @@ def test_a_node_update_that_changes_nothing_moves_nothing(tmp_path: Path) -> Non
     scheduler, backend = start(node, pod("p"), tmp_path=tmp_path, policy=UNKNOWN)
     backend.update_object(copy.deepcopy(node))  # a new resourceVersion only
     assert place(scheduler, "p") == UNSCHEDULABLE
+
+
+def test_the_room_a_released_gang_held_moves_only_the_pods_room_may_help() -> None:
+    """kube's handleBindingCycleError is an AssignedPodDelete: with queueing hints it
+    moves the pods tried while the room was held that a pod's deletion may help."""
+    group = "scheduling.x-k8s.io/pod-group"
+    gang = {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup",
+            "metadata": {"name": "train", "namespace": "default"},
+            "spec": {"minMember": 3, "scheduleTimeoutSeconds": 3}}
+    members = [make_pod(f"train-{i}", cpu=cpu, labels={group: "train"},
+                        schedulerName="policysched") for i, cpu in enumerate(("1", "1", "64"))]
+    scheduler, backend = start(make_node("n1", cpu="2"), gang, *members, pod("held", cpu="2"),
+                               pod("ssd", nodeSelector={"disktype": "ssd"}))
+    assert len(scheduler.waiting) == 2
+    assert place(scheduler, "ssd") == UNSCHEDULABLE
+    scheduler.clock.advance_to(START + 3)  # type: ignore[attr-defined]
+    scheduler.advance()  # the gang times out: its room is released
+    assert place(scheduler, "held") != UNSCHEDULABLE
+    assert place(scheduler, "ssd") == UNSCHEDULABLE  # room on nodes cannot help it
+    run(scheduler)
+    assert {b.pod: b.node for b in backend.bindings} == {"default/held": "n1"}
