@@ -143,6 +143,9 @@ class _ActiveEntry:
         return (self.timestamp, self.seq) < (other.timestamp, other.seq)
 
 
+_Predicate = Callable[["QueuedPod"], bool]
+
+
 def _key_attribute(pod: Any) -> str:
     return str(pod.key)
 
@@ -201,8 +204,8 @@ class SchedulingQueue:
         self._gate_periodic_heap: list[tuple[float, int, str]] = []  # periodic re-checks
         self._placements = itertools.count(1)
         self._cycle = 0
-        # move_all calls while pods were in flight: (cycle then, is_relevant)
-        self._in_flight_events: list[tuple[int, Callable[[QueuedPod], bool] | None]] = []
+        # move_all calls while pods were in flight: (cycle then, is_relevant, is_affected)
+        self._in_flight_events: list[tuple[int, _Predicate | None, _Predicate | None]] = []
         self._changes = 0  # cluster changes so far (move_all)
         self._parked: dict[str, int] = {}  # parked for a repeated Error → placement number
         self.incoming: Counter[tuple[str, str]] = Counter()
@@ -380,10 +383,12 @@ class SchedulingQueue:
             self._place_backoff(qp, event)
         elif qp._activated_in_cycle:
             self._admit(qp, now, FORCE_ACTIVATE)
-        elif qp._updated_in_cycle or self._moved_in_flight(qp):
+        elif qp._updated_in_cycle or self._in_flight_verdict(qp):
             self._place_backoff(qp, event)
         else:
             self._place_unschedulable(qp, event)
+            if self._in_flight_verdict(qp, affected=True):  # its time-out counts, as in move_all
+                qp.changes_at_failure -= 1
         self._forget_in_flight_events()
         return qp.queue
 
@@ -404,7 +409,7 @@ class SchedulingQueue:
         backoffQ, not unschedulable). Returns how many pods moved."""
         now = self._clock()
         if self._members[IN_FLIGHT]:
-            self._in_flight_events.append((self._cycle, is_relevant))
+            self._in_flight_events.append((self._cycle, is_relevant, is_affected))
         self._changes += 1
         moved = 0
         for qp in list(self._members[UNSCHEDULABLE].values()):
@@ -514,10 +519,19 @@ class SchedulingQueue:
 
     # ------------------------------------------------------------------ internals
 
-    def _moved_in_flight(self, qp: QueuedPod) -> bool:
-        """Whether a ``move_all`` since ``qp`` was popped may help it."""
-        return any(cycle >= qp.cycle and (is_relevant is None or is_relevant(qp))
-                   for cycle, is_relevant in self._in_flight_events)
+    def _in_flight_verdict(self, qp: QueuedPod, *, affected: bool = False) -> bool:
+        """Whether a ``move_all`` since ``qp`` was popped may help it (its
+        ``is_relevant``, None meaning every pod), or with ``affected`` affected it."""
+        for cycle, is_relevant, is_affected in self._in_flight_events:
+            if cycle < qp.cycle:
+                continue
+            predicate = is_affected if affected else is_relevant
+            if predicate is None:
+                if not affected:
+                    return True
+            elif predicate(qp):
+                return True
+        return False
 
     def _forget_in_flight_events(self) -> None:
         """Drop the in-flight events no pod in flight can still be judged by."""

@@ -698,3 +698,14 @@ def test_an_error_clears_the_rules_that_rejected_the_pod() -> None:
     queue.flush()
     qp = fail(queue, "a", error=True, error_message="boom")
     assert qp.unschedulable_by == frozenset()
+
+
+def test_an_event_during_the_cycle_that_only_affects_the_pod_counts_for_its_flush() -> None:
+    clock = FakeClock()
+    queue = make_queue(clock)
+    queue.add(Pod("a"))
+    a = queue.pop()
+    assert a is not None
+    queue.move_all("AssignedPodAdd", lambda qp: False, is_affected=lambda qp: True)
+    assert queue.requeue(a, unschedulable_by=["fit/cpu"]) == UNSCHEDULABLE
+    assert queue.next_helpful_flush() == clock.now + 300
