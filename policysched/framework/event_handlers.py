@@ -1,28 +1,55 @@
 """Cluster events into the cache and the queue, as kube-scheduler's eventhandlers.go: a pod
 added, updated or deleted, a node, namespace or workload (Service, ReplicationController,
 ReplicaSet, StatefulSet) changed, and the moves of unschedulable pods a change may help (the
-queue re-runs the preEnqueue gate on the pods it moves)."""
+queue re-runs the preEnqueue gate on the pods it moves).
+
+Queueing hints: each event is mapped to the ``Fact``s it changes (``policy.reads``: a node's
+labels, taints, allocatable…, other pods, namespaces' labels, workloads, PodGroups), and
+moves only the pods whose rejecting rules read one of them (``Framework.requeue_reads``;
+a pod rejected for no named rule, or after an Error, reads every fact)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..cache.cache import Cache
 from ..model.clock import Clock
 from ..model.events import ClusterEvent
 from ..model.objects import ObjectError, PodInfo
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS
+from ..policy.reads import EVERY_FACT, NO_FACT, Fact
 from . import messages
 from .binding_cycle import BindingCycle
-from .queue import ASSIGNED_POD_UPDATE, GATED, SchedulingQueue
+from .queue import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_UPDATE,
+    GATED,
+    POD_ADD,
+    POD_DELETE,
+    UNSCHEDULED_POD_UPDATE,
+    QueuedPod,
+    SchedulingQueue,
+)
 from .runtime import Framework
 from .waiting import WaitingRoom
 
-# objects whose changes change what pods select (namespace selectors, DefaultSelector)
-_SELECTING_OBJECTS = frozenset({NAMESPACE, *WORKLOAD_KINDS})
-# objects whose every change may help pods: nodes, and PodGroups (Coscheduling's hint)
-_MOVING_OBJECTS = frozenset({"Node", "PodGroup"})
+# what a change of these objects changes (when the cache says it changed anything)
+_OBJECT_FACTS: dict[str, frozenset[Fact]] = {
+    NAMESPACE: frozenset({Fact.NAMESPACE_LABELS}),
+    **{kind: frozenset({Fact.WORKLOADS}) for kind in WORKLOAD_KINDS},
+    "PodGroup": frozenset({Fact.POD_GROUPS, Fact.PODS}),  # its pods' podGroup too
+}
+# a node's view fields → the fact their change is (kube's NodeSchedulingPropertiesChange)
+_NODE_FIELD_FACTS = (
+    ("labels", Fact.NODE_LABELS),
+    ("taints", Fact.NODE_TAINTS),
+    ("unschedulable", Fact.NODE_TAINTS),
+    ("allocatable", Fact.NODE_ALLOCATABLE),
+    ("annotations", Fact.NODE_ANNOTATIONS),
+)
+POD_GONE = frozenset({Fact.PODS, Fact.NODE_USAGE})  # a pod deleted or finished
 
 
 @dataclass
@@ -56,14 +83,20 @@ class EventHandlers:
     nominated: dict[str, tuple[str, PodInfo]] = field(default_factory=dict)
 
     def apply(self, event: ClusterEvent) -> None:
+        before = self._node_before(event) if event.resource == "Node" else None
         try:
             change = self.cache.apply(event)
         except ObjectError as e:
             self.unserved[str(event.obj.get("metadata", {}).get("name", "?"))] = str(e)
             return
-        if event.resource in _MOVING_OBJECTS or (event.resource in _SELECTING_OBJECTS
-                                                 and change.changed):
-            self.queue.move_all(f"{event.resource}{event.kind.title()}")
+        if event.resource == "Node":
+            facts = _node_facts(event, before, change.node.view if change.node else None)
+            self._move(f"Node{event.kind.title()}", facts)
+            return
+        if event.resource in _OBJECT_FACTS:
+            if change.changed:
+                self._move(f"{event.resource}{event.kind.title()}",
+                           _OBJECT_FACTS[event.resource])
             return
         if event.resource != "Pod":
             return
@@ -81,11 +114,11 @@ class EventHandlers:
         self.forget_pod(key)
         self.queue.delete(key)
         self.binding_cycle.drop(key)
-        self.queue.move_all("PodDelete")
+        self._move(POD_DELETE, POD_GONE)
 
     def _pod_assigned(self, pod: PodInfo, old: PodInfo | None) -> None:
-        """A pod bound (by us or another scheduler) or terminated: not ours to schedule;
-        pods parked on such a change are woken."""
+        """A pod bound (by us or another scheduler), changed on its node or terminated:
+        not ours to schedule; the pods it may help are moved."""
         key = pod.key
         self.nominated.pop(key, None)
         if key in self.queue and key not in self.queue.in_flight():
@@ -93,9 +126,16 @@ class EventHandlers:
         if pod.terminated and (old is None or not old.terminated):
             # it no longer uses its node: what it held is given back, as on deletion
             self.forget_pod(key)
-            self.queue.move_all("PodDelete")
-        if old is None or (old.node_name, old.terminated) != (pod.node_name, pod.terminated):
-            self.queue.wake_parked(ASSIGNED_POD_UPDATE)
+            self._move(POD_DELETE, POD_GONE)
+        elif old is None or old.node_name != pod.node_name:
+            # one more pod on a node: the room left there only shrank. The most frequent
+            # event (every bind) moves only pods whose rules are known to count pods
+            self._move(ASSIGNED_POD_ADD, frozenset({Fact.PODS}),
+                       affected=frozenset({Fact.NODE_USAGE}), unknown_moved=False)
+        elif old.obj.get("spec") != pod.obj.get("spec"):  # e.g. resized in place
+            self._move(ASSIGNED_POD_UPDATE, POD_GONE)
+        elif _pod_identity(old) != _pod_identity(pod):
+            self._move(ASSIGNED_POD_UPDATE, frozenset({Fact.PODS}))
 
     def _pod_pending(self, pod: PodInfo, old: PodInfo | None) -> None:
         """A pending pod added or updated: queued when a profile serves it (not while it
@@ -111,16 +151,19 @@ class EventHandlers:
         if record.first_seen is None:
             record.first_seen = self.clock.now()
         if key in self.queue:
-            self.queue.update(pod, spec_changed=old is None or old.obj.get("spec") != pod.obj.get(
-                "spec"))
+            spec_changed = old is None or old.obj.get("spec") != pod.obj.get("spec")
+            self.queue.update(pod, spec_changed=spec_changed)
             self._nominate(pod, old)
+            if spec_changed or old is None or _pod_identity(old) != _pod_identity(pod):
+                # what other pods' rules count of it may have changed (a gang member)
+                self._move(UNSCHEDULED_POD_UPDATE, frozenset({Fact.PODS}))
         else:
             self.queue.add(pod)
             queued = self.queue.get(key)
             if queued is not None and queued.queue != GATED:  # kube: once admitted
                 self._nominate(pod, old)
             # a new pod can make others schedulable (a gang's last member, affinity)
-            self.queue.move_all("PodAdd")
+            self._move(POD_ADD, frozenset({Fact.PODS}))
 
     def _nominate(self, pod: PodInfo, old: PodInfo | None) -> None:
         """kube's nominator on a pending pod's event: nominated to the node its status
@@ -133,3 +176,74 @@ class EventHandlers:
             self.nominated.pop(key, None)
         elif key in self.nominated:
             self.nominated[key] = (self.nominated[key][0], pod)
+
+    # -- queueing hints ------------------------------------------------------------------
+
+    def _move(self, event: str, facts: frozenset[Fact], affected: frozenset[Fact] = NO_FACT,
+              *, unknown_moved: bool = True) -> None:
+        """``move_all`` for an event that changed ``facts`` (the pods whose rejecting rules
+        read one move) and ``affected`` (facts that cannot help now, see ``move_all``).
+        Without ``unknown_moved``, a pod whose rules' reads are not known (every fact) is
+        only affected: kept where it is, as before queueing hints, its time-out counting."""
+        if not facts and not affected:
+            return
+
+        relevant = self.helped_by(facts, unknown_moved=unknown_moved)
+        touched = self.helped_by(affected | facts)
+        self.queue.move_all(event, relevant,
+                            is_affected=None if unknown_moved and not affected else touched)
+
+    def helped_by(self, facts: frozenset[Fact], *, unknown_moved: bool = True
+                  ) -> Callable[[QueuedPod], bool]:
+        """Whether a change of ``facts`` may help a pod (its rules read one of them);
+        without ``unknown_moved``, not a pod whose rules' reads are not known."""
+
+        def helped(qp: QueuedPod) -> bool:
+            reads = self._reads(qp)
+            return (unknown_moved or reads != EVERY_FACT) and not reads.isdisjoint(facts)
+
+        return helped
+
+    def _reads(self, qp: QueuedPod) -> frozenset[Fact]:
+        """What the rules that keep ``qp`` out read: its gate's while gated, else the
+        rules that rejected its latest attempt."""
+        fwk = self.profiles.get(qp.pod.scheduler_name)
+        if fwk is None:
+            return EVERY_FACT
+        if qp.queue == GATED:
+            return fwk.requeue_reads(frozenset({qp.gated_by} if qp.gated_by else ()))
+        return fwk.requeue_reads(qp.unschedulable_by)
+
+    def _node_before(self, event: ClusterEvent) -> dict[str, Any] | None:
+        """The cached view of the node an event modifies (before the cache applies it)."""
+        if event.kind != "MODIFIED":
+            return None
+        found = self.cache.node(str(event.obj.get("metadata", {}).get("name", "")))
+        return found.view if found is not None else None
+
+
+def _node_facts(event: ClusterEvent, before: dict[str, Any] | None,
+                after: dict[str, Any] | None) -> frozenset[Fact]:
+    """What a Node event changed: a node added (or first seen), deleted, or the parts of
+    it that differ (``Fact.NODE_OBJECT`` whenever anything of the object does)."""
+    if event.kind == "DELETED":
+        return frozenset({Fact.NODE_DELETED})
+    if before is None or after is None:
+        return frozenset({Fact.NODE_ADDED})
+    facts = {fact for name, fact in _NODE_FIELD_FACTS if before[name] != after[name]}
+    if facts or _without_version(before) != _without_version(after):
+        facts.add(Fact.NODE_OBJECT)
+    return frozenset(facts)
+
+
+def _without_version(view: dict[str, Any]) -> tuple[Any, ...]:
+    """A node view's raw object, but for the bookkeeping every update changes."""
+    metadata = {k: v for k, v in view["metadata"].items()
+                if k not in ("resourceVersion", "managedFields", "generation")}
+    return metadata, view["spec"], view["status"]
+
+
+def _pod_identity(pod: PodInfo) -> tuple[Any, ...]:
+    """What other pods' rules see of a pod besides its spec and node: labels and
+    whether it is going away."""
+    return pod.view["labels"], pod.deleting

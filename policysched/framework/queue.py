@@ -7,15 +7,18 @@ Semantics follow pkg/scheduler/backend/queue/scheduling_queue.go:
   FIFO on ties), refused ones wait in **gated** until the gate opens.
 * ``pop`` takes the best active pod, counts an attempt and starts a scheduling cycle.
 * A failed attempt is handed back with ``requeue``: errors go to **backoffQ**; a cluster
-  event seen while the pod was being scheduled (the move-request cycle) sends it to backoffQ
-  too, so no wake-up is lost; otherwise it parks in **unschedulable** until ``move_all``
-  (a cluster event that may help) or ``max_unschedulable_duration`` (5 min) passes.
+  event seen while the pod was being scheduled that may help it (kube's in-flight events,
+  judged when the attempt fails, by the rules that rejected it) sends it to backoffQ too,
+  so no wake-up is lost; otherwise it parks in **unschedulable** until ``move_all`` (a
+  cluster event that may help it: queueing hints, see ``move_all``) or
+  ``max_unschedulable_duration`` (5 min) passes.
 * Backoff is ``initial_backoff * 2**(attempts-1)`` capped at ``max_backoff`` (1 s .. 10 s),
   counted from the failure.
 * With ``park_repeated_errors`` (``simulate``), an Error identical to the pod's previous
-  one, with no cluster change (``move_all``, ``wake_parked``) nor change of the pod since
+  one, with no cluster change (``move_all``) nor change of the pod since
   that one, parks the pod in **unschedulable** instead of backoffQ: its failure cannot
-  change until something does, so it waits for a change (or the unschedulable time-out).
+  change until something does, so it waits for a change (any ``move_all``, or the
+  unschedulable time-out).
 
 Where we go further than kube-scheduler: a rule may say *when* to retry (``retryAfter``);
 ``requeue(retry_after=...)`` then returns the pod to activeQ exactly at that time, with no
@@ -58,7 +61,10 @@ RETRY_AFTER_COMPLETE = "RetryAfterComplete"
 UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 FORCE_ACTIVATE = "ForceActivate"
 GATE_RECHECK = "GateRecheck"
+ASSIGNED_POD_ADD = "AssignedPodAdd"  # a pod bound (or first seen bound)
 ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
+UNSCHEDULED_POD_UPDATE = "UnscheduledPodUpdate"
+POD_DELETE = "PodDelete"  # a pod deleted, or finished
 ASSIGNED_POD_DELETE = "AssignedPodDelete"  # an assumed pod forgotten in its binding cycle
 POLICY_SET_CHANGE = "PolicySetChange"  # hot reload: any pod may have become schedulable
 
@@ -95,7 +101,8 @@ class QueuedPod:
     gated_by: str | None = None  # policy/rule of the refusing preEnqueue gate
     gate_message: str | None = None
     gate_recheck_at: float | None = None  # explicit re-check time asked by the gate
-    unschedulable_by: frozenset[str] = frozenset()  # policy/rule names that rejected it
+    # policy/rule names that rejected it (none: not known, e.g. after an Error)
+    unschedulable_by: frozenset[str] = frozenset()
     last_error: str | None = None  # the latest attempt's Error message (None: no Error)
     changes_at_failure: int = 0  # cluster changes counted when its latest attempt failed
     queue: str = ""  # where it is now: one of PENDING_QUEUES or IN_FLIGHT
@@ -134,6 +141,9 @@ class _ActiveEntry:
             if self.less(other.pod, self.pod):
                 return False
         return (self.timestamp, self.seq) < (other.timestamp, other.seq)
+
+
+_Predicate = Callable[["QueuedPod"], bool]
 
 
 def _key_attribute(pod: Any) -> str:
@@ -194,8 +204,9 @@ class SchedulingQueue:
         self._gate_periodic_heap: list[tuple[float, int, str]] = []  # periodic re-checks
         self._placements = itertools.count(1)
         self._cycle = 0
-        self._move_request_cycle = -1
-        self._changes = 0  # cluster changes so far (move_all, wake_parked)
+        # move_all calls while pods were in flight: (cycle then, is_relevant, is_affected)
+        self._in_flight_events: list[tuple[int, _Predicate | None, _Predicate | None]] = []
+        self._changes = 0  # cluster changes so far (move_all)
         self._parked: dict[str, int] = {}  # parked for a repeated Error → placement number
         self.incoming: Counter[tuple[str, str]] = Counter()
         """(queue, event) → pods that entered that queue because of that event."""
@@ -287,6 +298,7 @@ class SchedulingQueue:
             return False
         self._members[qp.queue].pop(key, None)
         qp.queue = ""
+        self._forget_in_flight_events()
         return True
 
     def pop(self) -> QueuedPod | None:
@@ -314,6 +326,7 @@ class SchedulingQueue:
         if qp is not None:
             del self._index[key]
             qp.queue = ""
+            self._forget_in_flight_events()
 
     def requeue(
         self,
@@ -333,14 +346,18 @@ class SchedulingQueue:
         since); ``retry_at`` (an absolute time) or else
         ``retry_after`` > 0 → activeQ exactly then (now + retry_after), no backoff
         (``retry_after`` <= 0 → backoffQ, which guarantees progress without a hot loop);
-        ``activate`` called during the cycle → activeQ; a ``move_all`` or a spec update
-        during the cycle → backoffQ; else unschedulable.
-        ``unschedulable_by`` (policy/rule names) replaces ``qp.unschedulable_by`` if given.
+        ``activate`` called during the cycle → activeQ; a ``move_all`` during the cycle
+        whose ``is_relevant`` holds for the pod (now that ``unschedulable_by`` is set), or a
+        spec update during the cycle → backoffQ; else unschedulable.
+        ``unschedulable_by`` (policy/rule names) replaces ``qp.unschedulable_by`` if given;
+        an Error clears it (an Error keeps no hint: any change may help).
         """
         if self._members[IN_FLIGHT].get(qp.key) is not qp:
             return None
         now = self._clock()
-        if unschedulable_by is not None:
+        if error:
+            qp.unschedulable_by = frozenset()
+        elif unschedulable_by is not None:
             qp.unschedulable_by = frozenset(unschedulable_by)
         qp.timestamp = now
         qp.retry_at = None
@@ -366,51 +383,45 @@ class SchedulingQueue:
             self._place_backoff(qp, event)
         elif qp._activated_in_cycle:
             self._admit(qp, now, FORCE_ACTIVATE)
-        elif self._move_request_cycle >= qp.cycle or qp._updated_in_cycle:
+        elif qp._updated_in_cycle or self._in_flight_verdict(qp):
             self._place_backoff(qp, event)
         else:
             self._place_unschedulable(qp, event)
+            if self._in_flight_verdict(qp, affected=True):  # its time-out counts, as in move_all
+                qp.changes_at_failure -= 1
+        self._forget_in_flight_events()
         return qp.queue
 
     # ------------------------------------------------------------------ events and time
 
     def move_all(self, event: str,
-                 is_relevant: Callable[[QueuedPod], bool] | None = None) -> int:
-        """A cluster event that may make pods schedulable: unschedulable pods for which
-        ``is_relevant`` holds (all when None) go to backoffQ if still backing off, else to
-        activeQ; relevant gated pods re-run the gate. The others stay: the event changed
-        nothing they depend on (it is no change they missed, see ``next_helpful_flush``).
-        Pods waiting for a rule's retry time stay (the rule said when). Records the move
-        request so that pods in flight go to backoffQ, not unschedulable, if they fail.
-        Returns how many pods moved."""
+                 is_relevant: Callable[[QueuedPod], bool] | None = None,
+                 *, is_affected: Callable[[QueuedPod], bool] | None = None) -> int:
+        """A cluster event that may make pods schedulable (kube's queueing hints):
+        unschedulable pods for which ``is_relevant`` holds (all when None) go to backoffQ
+        if still backing off, else to activeQ, and so do pods parked for a repeated Error
+        (any change ends "nothing changed"); relevant gated pods re-run the gate. The others
+        stay. For those ``is_affected`` holds for, the event changed something they depend
+        on that cannot help them now (a pod bound where a rule counts the room left): their
+        unschedulable time-out may (``next_helpful_flush``); for the rest the event changed
+        nothing they depend on. Pods waiting for a rule's retry time stay (the rule said
+        when). Pods in flight are judged by ``is_relevant`` when their attempt fails (then
+        backoffQ, not unschedulable). Returns how many pods moved."""
         now = self._clock()
-        self._move_request_cycle = self._cycle
+        if self._members[IN_FLIGHT]:
+            self._in_flight_events.append((self._cycle, is_relevant, is_affected))
         self._changes += 1
         moved = 0
         for qp in list(self._members[UNSCHEDULABLE].values()):
-            if is_relevant is None or is_relevant(qp):
+            if (is_relevant is None or self._parked.get(qp.key) == qp._seq
+                    or is_relevant(qp)):
+                self._parked.pop(qp.key, None)
                 self._move_to_backoff_or_active(qp, now, event)
                 moved += 1
-            else:
+            elif is_affected is None or not is_affected(qp):
                 qp.changes_at_failure = self._changes
         for qp in list(self._members[GATED].values()):
             if (is_relevant is None or is_relevant(qp)) and self._admit(qp, now, event):
-                moved += 1
-        return moved
-
-    def wake_parked(self, event: str) -> int:
-        """A cluster change that ``move_all`` is not called for (a pod bound or finished,
-        which kube-scheduler's queueing hints may also act on): it ends "nothing changed"
-        for repeated Errors, and the pods parked for one are retried (backoffQ or
-        activeQ). Returns how many moved."""
-        self._changes += 1
-        now = self._clock()
-        moved = 0
-        parked, self._parked = self._parked, {}
-        for key, seq in parked.items():
-            qp = self._members[UNSCHEDULABLE].get(key)
-            if qp is not None and qp._seq == seq:
-                self._move_to_backoff_or_active(qp, now, event)
                 moved += 1
         return moved
 
@@ -496,8 +507,8 @@ class SchedulingQueue:
 
     def next_helpful_flush(self) -> float | None:
         """The earliest unschedulable time-out of a pod that a cluster change since its
-        latest attempt left where it was (``wake_parked``: a pod bound or finished), None
-        if there is none. That flush might help: something the pod may depend on changed.
+        latest attempt left where it was (``move_all``'s ``is_affected``), None if there is
+        none. That flush might help: something the pod may depend on changed.
         For the other unschedulable pods nothing did, and the flush would retry them in
         vain (time alone does not count: a rule that depends on time says when with
         ``retryAfter``)."""
@@ -507,6 +518,32 @@ class SchedulingQueue:
         return min(deadlines, default=None)
 
     # ------------------------------------------------------------------ internals
+
+    def _in_flight_verdict(self, qp: QueuedPod, *, affected: bool = False) -> bool:
+        """Whether a ``move_all`` since ``qp`` was popped may help it (its
+        ``is_relevant``, None meaning every pod), or with ``affected`` affected it."""
+        for cycle, is_relevant, is_affected in self._in_flight_events:
+            if cycle < qp.cycle:
+                continue
+            predicate = is_affected if affected else is_relevant
+            if predicate is None:
+                if not affected:
+                    return True
+            elif predicate(qp):
+                return True
+        return False
+
+    def _forget_in_flight_events(self) -> None:
+        """Drop the in-flight events no pod in flight can still be judged by."""
+        events = self._in_flight_events
+        if not events:
+            return
+        in_flight = self._members[IN_FLIGHT]
+        if not in_flight:
+            events.clear()
+        elif len(events) > 2 * len(in_flight) + 64:
+            oldest = min(qp.cycle for qp in in_flight.values())
+            events[:] = [e for e in events if e[0] >= oldest]
 
     def _first_valid(self, heap: list[Any], queue: str, seq_index: int = 1,
                      key_index: int = 2) -> float | None:

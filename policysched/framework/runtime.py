@@ -42,6 +42,7 @@ from ..policy.model import (
     Rule,
     ScoreRule,
 )
+from ..policy.reads import EVERY_FACT, Fact, policy_reads
 from ..policy.selection import PolicyInstance
 from . import aggregates, messages
 from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
@@ -315,12 +316,29 @@ class Framework:
         }
         self._matched = tuple(i for i in self.instances
                               if any(p is not ExtensionPoint.QUEUE_SORT for p in i.policy.points))
+        self._reads: dict[str, frozenset[Fact]] | None = None  # policy/rule -> facts
+        self._reads_of: dict[frozenset[str], frozenset[Fact]] = {}
 
     def rules(self, point: ExtensionPoint) -> tuple[tuple[PolicyInstance, Rule], ...]:
         return self._by_point[point]
 
     def has_rules(self, point: ExtensionPoint) -> bool:
         return bool(self._by_point[point])
+
+    def requeue_reads(self, rules: frozenset[str]) -> frozenset[Fact]:
+        """What the rules named ``policy/rule`` read that a cluster event can change (the
+        pod's queueing hints, ``policy.reads``): every fact for no rule (a failure no rule
+        is named for), or for a rule the analysis does not cover (reserve, permit...)."""
+        found = self._reads_of.get(rules)
+        if found is None:
+            if self._reads is None:
+                self._reads = {name: facts for i in self.instances
+                               for name, facts in policy_reads(i.policy).items()}
+            facts: set[Fact] = set()
+            for name in rules or ("",):
+                facts |= self._reads.get(name, EVERY_FACT)
+            found = self._reads_of[rules] = frozenset(facts)
+        return found
 
     # -- matching ---------------------------------------------------------------------
 

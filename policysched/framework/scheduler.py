@@ -50,7 +50,7 @@ from .aggregates import ClusterView
 from .backend import Backend, BackendError
 from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
 from .evaluator import NO_ROWS, Evaluator, ScalarEvaluator, filter_with_nominated
-from .event_handlers import EventHandlers, PodRecord
+from .event_handlers import POD_GONE, EventHandlers, PodRecord
 from .post_filter import run_post_filter
 from .preemption import Candidate, PreemptionInputs
 from .queue import (
@@ -127,6 +127,16 @@ class Decision:
     scoring: Scoring | None = None
     nomination: str | None = ""
     tied: tuple[Candidate, ...] = ()
+
+    @property
+    def rejected_by(self) -> frozenset[str]:
+        """The rules (``policy/rule``) that rejected the pod — the failure's and each
+        node's, as kube's UnschedulablePlugins —, for its queueing hints; none when one
+        of them names no rule (what would help is not known)."""
+        names = {s.plugin for s in self.statuses.values()}
+        if self.status.plugin or not names:
+            names.add(self.status.plugin)
+        return frozenset() if "" in names else frozenset(names)
 
     @property
     def scores(self) -> dict[str, float]:
@@ -383,7 +393,7 @@ class Scheduler:
             # the end of the cycle
             retry_at = None if status.retry_after is None else state.now + status.retry_after
             self.fail(qp, status, decision.message, started=started, retry_at=retry_at,
-                      nomination=decision.nomination)
+                      nomination=decision.nomination, rejected_by=decision.rejected_by)
             return
         node = snapshot.node(decision.node)
         assert node is not None
@@ -731,11 +741,13 @@ class Scheduler:
             self.cache.forget(state.pod)
 
     def fail(self, qp: QueuedPod, status: Status, message: str, *, started: float,
-             retry_at: float | None = None, nomination: str | None = "") -> None:
+             retry_at: float | None = None, nomination: str | None = "",
+             rejected_by: frozenset[str] | None = None) -> None:
         """kube-scheduler's handleSchedulingFailure: event, condition, the nominated node
         (``nomination``: a node to nominate, "" to clear — kube's default on a failure —,
         None to leave it), requeue (not when the pod turned out bound meanwhile, e.g. by a
-        bind reported as failed); the attempt ends unschedulable, or error for an Error."""
+        bind reported as failed) with the rules that rejected it (``rejected_by``, else the
+        status's); the attempt ends unschedulable, or error for an Error."""
         pod = self.cache.pod(qp.key) or qp.pod
         message = message or status.message
         self._report(pod, status, message)
@@ -745,9 +757,11 @@ class Scheduler:
         if pod.node_name:
             self.queue.done(qp.key)
         else:
+            if rejected_by is None:
+                rejected_by = frozenset({status.plugin} if status.plugin else ())
             self.queue.requeue(qp, retry_after=status.retry_after, retry_at=retry_at,
                                error=is_error, error_message=message if is_error else None,
-                               unschedulable_by=[status.plugin] if status.plugin else None)
+                               unschedulable_by=rejected_by)
         self._attempt_ended(pod, RESULT_ERROR if is_error else RESULT_UNSCHEDULABLE, None,
                             message, started)
 
@@ -767,11 +781,13 @@ class Scheduler:
         handleBindingCycleError treats it as an assigned pod's deletion and moves the
         unschedulable pods that event may help, not these pods. Here they are the pods
         tried while the room was held (an attempt begun after the first of these pods was
-        assumed); for the others the cluster is as they saw it."""
+        assumed) whose rules read what a pod's deletion changes (queueing hints); for the
+        others the cluster is as they saw it."""
         keys = {qp.key for qp in attempts}
         held_since = min((qp.cycle for qp in attempts), default=0)
-        self.queue.move_all(ASSIGNED_POD_DELETE,
-                            lambda qp: qp.cycle > held_since and qp.key not in keys)
+        helped = self.event_handlers.helped_by(POD_GONE)
+        self.queue.move_all(ASSIGNED_POD_DELETE, lambda qp: qp.cycle > held_since
+                            and qp.key not in keys and helped(qp))
 
     def bound(self, pod: PodInfo, node: str, *, started: float,
               counters: Sequence[tuple[str, float]] = ()) -> None:

@@ -3,6 +3,7 @@ event while it might help, and a run whose flushes change nothing ends."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from policysched.commands.loading import load_engine
@@ -31,15 +32,41 @@ def host(name: str, cpu: str) -> dict[str, Any]:
     return node
 
 
-def test_a_pod_left_unschedulable_by_a_later_bind_is_flushed_after_five_minutes() -> None:
-    """The follower needs a leader on its node, and is tried first: the leader's bind moves
-    no unschedulable pod, but the flush 5 minutes after its attempt binds it."""
+def test_a_bind_moves_a_pod_whose_rules_count_pods() -> None:
+    """The follower needs a leader on its node, and is tried first: the leader's bind
+    moves it (InterPodAffinity's queueing hint on AssignedPodAdd), it binds after its
+    1-second backoff."""
     affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "leader"}},
          "topologyKey": "kubernetes.io/hostname"}]}}
     leader = make_pod("leader", cpu="1", labels={"app": "leader"}, schedulerName="policysched")
     simulation = run(host("n1", "4"), pending("follower", affinity=affinity, priority=10),
                      leader)
+    follower = simulation.pod("default/follower")
+    assert follower is not None and (follower.node, follower.bound_at) == ("n1", 1.0)
+
+
+COMPANY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: company}
+spec:
+  filter:
+  - name: not-alone
+    expression: "node.podCount >= 1 || 'leader' in pod.labels"
+"""
+
+
+def test_a_pod_left_unschedulable_by_a_later_bind_is_flushed_after_five_minutes(
+        tmp_path: Path) -> None:
+    """The follower needs a pod on its node, and is tried first: the leader's bind only
+    takes room, which moves no pod rejected for the room a node has (as kube's
+    NodeResourcesFit), but the flush 5 minutes after its attempt binds it."""
+    (tmp_path / "company.yaml").write_text(COMPANY)
+    engine = load_engine([str(tmp_path)], None, enable=("company",))
+    leader = make_pod("leader", cpu="1", labels={"leader": ""}, schedulerName="policysched")
+    simulation = simulate((host("n1", "4"), pending("follower", priority=10), leader),
+                          engine.frameworks, engine.settings, START)
     follower = simulation.pod("default/follower")
     assert follower is not None and (follower.node, follower.bound_at) == ("n1", 300.0)
 

@@ -618,7 +618,8 @@ def test_a_cluster_change_or_another_error_retries_a_repeated_error() -> None:
     queue.flush()
     fail(queue, "a", error=True, error_message="another")
     assert place(queue, "a") == UNSCHEDULABLE
-    assert queue.wake_parked("AssignedPodUpdate") == 1  # a pod was bound: retried
+    # a pod was bound: any change retries a parked Error, whatever the predicate says
+    assert queue.move_all("AssignedPodAdd", lambda qp: False) == 1
     assert place(queue, "a") == BACKOFF
 
 
@@ -634,15 +635,18 @@ def test_repeated_errors_are_retried_with_backoff_unless_parking() -> None:
 
 
 def test_a_flush_helps_only_a_pod_a_change_left_in_place() -> None:
-    """A bind moves no unschedulable pod, yet may help one (affinity): its flush is
-    worth waiting for. A pod nothing changed for since its attempt would fail the same."""
+    """A bind moves no pod rejected for the room left on nodes, yet changed what its rule
+    reads: its flush is worth waiting for. A pod nothing changed for since its attempt
+    would fail the same."""
     clock = FakeClock()
     queue = make_queue(clock)
     queue.add(Pod("a"))
     fail(queue, "a")
     assert place(queue, "a") == UNSCHEDULABLE and queue.next_helpful_flush() is None
     clock.advance_to(110.0)
-    queue.wake_parked("AssignedPodUpdate")  # a pod was bound since
+    # a pod was bound since: not relevant, but affected
+    assert queue.move_all("AssignedPodAdd", lambda qp: False, is_affected=lambda qp: True) == 0
+    assert place(queue, "a") == UNSCHEDULABLE
     queue.add(Pod("b"))
     fail(queue, "b")  # tried after that change
     assert queue.next_helpful_flush() == 400.0  # a's, not b's
@@ -662,3 +666,46 @@ def test_an_event_a_pod_is_not_concerned_by_is_no_change_it_missed() -> None:
     moved = queue.move_all("AssignedPodDelete", lambda qp: qp.key == "held")
     assert moved == 1 and place(queue, "other") == UNSCHEDULABLE
     assert queue.next_helpful_flush() is None
+
+
+def test_an_event_during_the_cycle_sends_the_pod_to_backoff_only_if_it_may_help() -> None:
+    """kube's in-flight events: judged when the attempt fails, by its rejecting rules."""
+    clock = FakeClock()
+    queue = make_queue(clock)
+    queue.add(Pod("a"))
+    queue.add(Pod("b"))
+    a = queue.pop()
+    b = queue.pop()
+    assert a is not None and b is not None
+    queue.move_all("PodDelete", lambda qp: "fit/cpu" in qp.unschedulable_by)
+    assert queue.requeue(a, unschedulable_by=["affinity/labels"]) == UNSCHEDULABLE
+    assert queue.requeue(b, unschedulable_by=["fit/cpu"]) == BACKOFF
+    queue.add(Pod("c"))
+    c = queue.pop()
+    assert c is not None
+    assert queue.requeue(c, unschedulable_by=["fit/cpu"]) == UNSCHEDULABLE  # popped after
+    assert not queue._in_flight_events  # forgotten once no pod is in flight
+
+
+def test_an_error_clears_the_rules_that_rejected_the_pod() -> None:
+    clock = FakeClock()
+    queue = make_queue(clock)
+    queue.add(Pod("a"))
+    qp = fail(queue, "a", unschedulable_by=["affinity/labels"])
+    assert qp.unschedulable_by == {"affinity/labels"}
+    clock.advance_to(clock.now + 10)
+    queue.move_all("NodeUpdate")
+    queue.flush()
+    qp = fail(queue, "a", error=True, error_message="boom")
+    assert qp.unschedulable_by == frozenset()
+
+
+def test_an_event_during_the_cycle_that_only_affects_the_pod_counts_for_its_flush() -> None:
+    clock = FakeClock()
+    queue = make_queue(clock)
+    queue.add(Pod("a"))
+    a = queue.pop()
+    assert a is not None
+    queue.move_all("AssignedPodAdd", lambda qp: False, is_affected=lambda qp: True)
+    assert queue.requeue(a, unschedulable_by=["fit/cpu"]) == UNSCHEDULABLE
+    assert queue.next_helpful_flush() == clock.now + 300
