@@ -68,6 +68,7 @@ import shutil
 import signal
 import socket
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,7 @@ DEFAULT_BURST = 5000
 DEFAULT_WORKERS = 32  # pod-creating threads (one keep-alive connection each)
 DEFAULT_TIMEOUT = 600.0  # seconds per scheduler run
 DEFAULT_STALL = 120.0  # seconds without a new binding (all pods created) → cut the run
+DEFAULT_REPEAT = 3  # runs of each scheduler per workload: ~30 min for 1,000 + 5,000 nodes
 
 BUILD_TIMEOUT = 3600.0  # a cold build: ~18 min measured on 2 cores
 UP_ATTEMPTS = 2  # a start-up can lose a race for a port on a busy machine: one retry
@@ -172,6 +174,8 @@ class SchedulerResult:
     load_average: float = 0.0  # 1-minute load average at the end of the window
     code: str = ""  # which code ran: a digest of the policysched sources, or the binary
     violations: list[str] | None = None  # placement_violations of the end state (None: unchecked)
+    repetition: int = 0  # which run of this scheduler on this workload (0, 1, …)
+    threads: dict[str, float] = field(default_factory=dict)  # thread group → CPU s in window
 
     @property
     def complete(self) -> bool:
@@ -207,10 +211,47 @@ class SchedulerResult:
         seconds = self.cpu_seconds.get(self.scheduler)
         return seconds * 1e3 / self.bound if seconds is not None and self.bound else None
 
+    def thread_ms_per_pod(self, group: str) -> float | None:
+        """CPU ms per bound pod of one of ``THREAD_GROUPS`` (policysched only)."""
+        seconds = self.threads.get(group)
+        return seconds * 1e3 / self.bound if seconds is not None and self.bound else None
+
+
+METRICS: dict[str, Callable[[SchedulerResult], float | None]] = {
+    "throughput": lambda r: r.throughput,
+    "sample p50": lambda r: r.sample(50),
+    "sample p90": lambda r: r.sample(90),
+    "sample p99": lambda r: r.sample(99),
+    "p50": lambda r: r.latency(50),
+    "p99": lambda r: r.latency(99),
+    "rss": lambda r: r.peak_rss_mib,
+    "cpu": lambda r: r.cpu_ms_per_pod,
+    "creates": lambda r: r.create_rate,
+}
+"""What the tables show per run, by name; over repetitions: the median and min-max."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One metric over the repetitions of a scheduler's runs."""
+
+    median: float
+    low: float
+    high: float
+    count: int
+
+    @classmethod
+    def of(cls, values: Sequence[float | None]) -> Spread | None:
+        known = [v for v in values if v is not None]
+        if not known:
+            return None
+        return cls(statistics.median(known), min(known), max(known), len(known))
+
 
 @dataclass
 class WorkloadResult:
-    """Both schedulers on one workload, one after the other on the same cluster."""
+    """Both schedulers on one workload, taking turns on the same cluster, ``repeat`` runs
+    each."""
 
     workload: str
     nodes: int
@@ -221,31 +262,29 @@ class WorkloadResult:
     setup_seconds: float = 0.0  # node labels, init pods created and Running
     setup_note: str = ""
     wall_seconds: float = 0.0
+    repeat: int = 1  # runs of each scheduler
 
-    def result(self, scheduler: str) -> SchedulerResult | None:
-        return next((r for r in self.runs if r.scheduler == scheduler), None)
+    def results(self, scheduler: str) -> list[SchedulerResult]:
+        return [r for r in self.runs if r.scheduler == scheduler]
+
+    def spread(self, scheduler: str, metric: str) -> Spread | None:
+        """A ``METRICS`` entry over ``scheduler``'s runs."""
+        return Spread.of([METRICS[metric](r) for r in self.results(scheduler)])
 
     def ratio(self, metric: str) -> float | None:
-        """policysched / kube-scheduler for ``throughput``, ``p99``, ``rss`` or ``cpu``
-        (scheduler CPU ms per pod)."""
-        mine, ref = self.result(POLICYSCHED), self.result(KUBE_SCHEDULER)
-        if mine is None or ref is None:
+        """policysched / kube-scheduler of the medians of a ``METRICS`` entry (e.g.
+        ``throughput``, ``p99``, ``rss``, ``cpu``: scheduler CPU ms per pod)."""
+        mine, ref = self.spread(POLICYSCHED, metric), self.spread(KUBE_SCHEDULER, metric)
+        if mine is None or ref is None or ref.median == 0:
             return None
-        values: dict[str, tuple[float | None, float | None]] = {
-            "throughput": (mine.throughput, ref.throughput),
-            "p99": (mine.latency(99), ref.latency(99)),
-            "rss": (mine.peak_rss_mib, ref.peak_rss_mib),
-            "cpu": (mine.cpu_ms_per_pod, ref.cpu_ms_per_pod),
-        }
-        a, b = values[metric]
-        if a is None or b is None or b == 0:
-            return None
-        return a / b
+        return mine.median / ref.median
 
     @property
     def measured(self) -> bool:
-        """Both schedulers bound every pod."""
-        return not self.problem and len(self.runs) == 2 and all(r.complete for r in self.runs)
+        """Both schedulers ran every repetition and bound every pod each time."""
+        return (not self.problem and all(len(self.results(s)) == self.repeat
+                                         for s in (POLICYSCHED, KUBE_SCHEDULER))
+                and all(r.complete for r in self.runs))
 
 
 @dataclass
@@ -351,6 +390,61 @@ def proc_cpu_seconds(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, ValueError, IndexError):
         return None
+
+
+MAIN_THREAD = "MainThread"  # the thread whose tid is the pid (its comm is the process's name)
+BINDERS = "binder-*"  # policysched's bind threads, together
+OTHER_THREADS = "others"  # every other live thread (health server, reload, leader, …)
+EXITED_THREADS = "threads gone"  # CPU of threads that ended during the window
+
+
+def thread_cpu_seconds(pid: int) -> dict[int, tuple[str, float]]:
+    """tid → (OS thread name, utime + stime) of each live thread of ``pid``
+    (/proc/<pid>/task/<tid>/comm and stat; policysched names its threads, see
+    policysched/threads.py)."""
+    threads: dict[int, tuple[str, float]] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        return threads
+    for tid in tids:
+        task = Path(f"/proc/{pid}/task/{tid}")
+        try:
+            comm = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            threads[tid] = (comm, (int(fields[11]) + int(fields[12])) / tick)
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended meanwhile
+    return threads
+
+
+def thread_group(pid: int, tid: int, comm: str) -> str:
+    """The per-thread table's row of one thread: MainThread, binder-* (all bind threads),
+    informer-<resource> (one each; a long name is cut to 15 bytes), event-recorder, others."""
+    if tid == pid:
+        return MAIN_THREAD
+    if comm.startswith("binder-"):
+        return BINDERS
+    if comm.startswith("informer-") or comm == "event-recorder":
+        return comm
+    return OTHER_THREADS
+
+
+def thread_cpu_by_group(pid: int, before: Mapping[int, tuple[str, float]],
+                        after: Mapping[int, tuple[str, float]],
+                        process_seconds: float | None) -> dict[str, float]:
+    """CPU seconds of each thread group between two ``thread_cpu_seconds``; a thread born
+    in between counts from 0, and what the process used beyond its live threads (threads
+    that ended in between) is ``EXITED_THREADS``."""
+    groups: dict[str, float] = {}
+    for tid, (comm, seconds) in after.items():
+        used = seconds - (before[tid][1] if tid in before else 0.0)
+        group = thread_group(pid, tid, comm)
+        groups[group] = groups.get(group, 0.0) + max(0.0, used)
+    if process_seconds is not None and process_seconds - sum(groups.values()) >= 0.05:
+        groups[EXITED_THREADS] = process_seconds - sum(groups.values())
+    return groups
 
 
 def self_cpu_seconds() -> float:
@@ -1020,6 +1114,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
     namespace = workload.measured_namespace
     watcher = BindWatcher(cluster.api, namespace).start()
     cpu_before = cpu_snapshot(cluster, scheduler)
+    threads_before = thread_cpu_seconds(scheduler.pid) if scheduler.process else {}
     hwm = proc_status_kib(scheduler.pid, "VmHWM") or 0
     progress(f"{label} @{nodes} nodes: creating {pods} pods in {namespace} "
              f"({workers} threads)")
@@ -1055,6 +1150,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
             progress(f"{label} @{nodes} nodes: {creator.created}/{pods} created, "
                      f"{count} bound, {count / (now - started):.1f} pods/s so far")
     cpu_after = cpu_snapshot(cluster, scheduler)
+    threads_after = thread_cpu_seconds(scheduler.pid) if scheduler.process else {}
     watcher.stop()
     creator.cancelled.set()
     if creator.thread is not None:
@@ -1081,6 +1177,9 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
                           for name in cpu_after if name in cpu_before and name != MACHINE}
     result.cpu_seconds[OTHERS] = max(0.0, cpu_after[MACHINE] - cpu_before[MACHINE]
                                      - sum(result.cpu_seconds.values()))
+    if threads_after:  # policysched (our child): its threads are named
+        result.threads = thread_cpu_by_group(scheduler.pid, threads_before, threads_after,
+                                             result.cpu_seconds.get(scheduler.name))
     result.load_average = os.getloadavg()[0]
     notes = [result.note] if result.note else []
     if creator.errors:
@@ -1102,10 +1201,11 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
         workloads: Sequence[str] = DEFAULT_WORKLOADS, qps: float = DEFAULT_QPS,
         burst: int = DEFAULT_BURST, workers: int = DEFAULT_WORKERS,
         timeout: float = DEFAULT_TIMEOUT, stall: float = DEFAULT_STALL,
-        keep: bool = False) -> list[NodeCountResult]:
+        repeat: int = DEFAULT_REPEAT, keep: bool = False) -> list[NodeCountResult]:
     """For each node count: a private cluster, on which each workload's pods (``pods``: per
     workload, or the same count for all) are scheduled by policysched then kube-scheduler,
-    the cluster stopped. What cannot be measured gets a ``problem`` instead of runs. The
+    the cluster stopped (``repeat`` runs of each scheduler per workload, alternating).
+    What cannot be measured gets a ``problem`` instead of runs. The
     cluster directories are temporary (kept with ``keep``: their logs)."""
     unknown = [name for name in workloads if name not in WORKLOADS]
     if unknown:
@@ -1120,7 +1220,7 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
         for count in nodes:
             results.append(run_node_count(base / f"nodes-{count}", count, counts, qps=qps,
                                           burst=burst, workers=workers, timeout=timeout,
-                                          stall=stall))
+                                          stall=stall, repeat=repeat))
     finally:
         if keep:
             progress(f"cluster directories (logs) kept in {base}")
@@ -1130,14 +1230,15 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
 
 
 def run_node_count(cluster_dir: Path, nodes: int, pods: Mapping[str, int], *, qps: float,
-                   burst: int, workers: int, timeout: float,
-                   stall: float) -> NodeCountResult:
+                   burst: int, workers: int, timeout: float, stall: float,
+                   repeat: int = 1) -> NodeCountResult:
     """Every workload (``pods``: measured pods per workload, in order) on one fresh cluster
     of ``nodes`` KWOK nodes."""
     started = time.monotonic()
     outcome = NodeCountResult(nodes, [
         WorkloadResult(name, nodes, WORKLOADS[name].measured_pods(nodes, count),
-                       WORKLOADS[name].init_pods(nodes)) for name, count in pods.items()])
+                       WORKLOADS[name].init_pods(nodes), repeat=repeat)
+        for name, count in pods.items()])
     problem = memory_problem(nodes)
     if problem:
         outcome.problem = problem
@@ -1167,6 +1268,18 @@ def run_node_count(cluster_dir: Path, nodes: int, pods: Mapping[str, int], *, qp
 
 
 SCHEDULERS = ((POLICYSCHED, start_policysched), (KUBE_SCHEDULER, start_kube_scheduler))
+Turn = tuple[int, str, Callable[[Cluster, float, int], RunningScheduler]]
+
+
+def turn_order(repeat: int) -> list[Turn]:
+    """(repetition, scheduler, its start) for each turn: the schedulers alternate, and
+    which goes first alternates too (ABBA…), so that neither always runs on a cluster
+    that just deleted the other's pods, nor always first or last."""
+    turns: list[Turn] = []
+    for repetition in range(repeat):
+        order = SCHEDULERS if repetition % 2 == 0 else SCHEDULERS[::-1]
+        turns += [(repetition, label, start) for label, start in order]
+    return turns
 
 
 def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst: int,
@@ -1185,7 +1298,8 @@ def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst
         node_objects = label_nodes(cluster.api, workload, workers)
         outcome.setup_note = create_init_pods(cluster.api, workload, node_objects, workers)
         outcome.setup_seconds = time.monotonic() - started
-        for position, (label, start) in enumerate(SCHEDULERS):
+        turns = turn_order(outcome.repeat)
+        for position, (repetition, label, start) in enumerate(turns):
             turn = time.monotonic()
             result: SchedulerResult | None = None
             try:
@@ -1193,12 +1307,13 @@ def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst
                                        node_objects, qps=qps, burst=burst, workers=workers,
                                        timeout=timeout, stall=stall)
             except BenchError as e:
-                problems.append(f"{label}: {e}")
+                problems.append(f"{label} (run {repetition + 1}): {e}")
                 progress(f"{label} {workload.name} @{outcome.nodes} nodes: {e}")
-            if position < len(SCHEDULERS) - 1:  # the next scheduler starts on the init pods
+            if position < len(turns) - 1:  # the next turn starts on the init pods alone
                 progress(f"deleting the {label} pods")
                 delete_pods(cluster.api, workload.measured_namespace)
             if result is not None:
+                result.repetition = repetition
                 result.wall_seconds = time.monotonic() - turn
                 outcome.runs.append(result)
     except BenchError as e:
@@ -1250,14 +1365,27 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+def _spread(spread: Spread | None, digits: int = 1) -> str:
+    """The median, and the min-max when there were several runs."""
+    if spread is None:
+        return "-"
+    text = f"{spread.median:.{digits}f}"
+    if spread.count > 1:
+        text += f" ({spread.low:.{digits}f}-{spread.high:.{digits}f})"
+    return text
+
+
 def format_table(results: Sequence[NodeCountResult]) -> str:
-    """One markdown table per node count (per workload: policysched, kube-scheduler, their
-    ratio), with the versions, the CPU each process used and any caveat below it."""
+    """One markdown table per node count (per workload: policysched, kube-scheduler —
+    the median of their runs and its min-max —, the ratio of the medians), policysched's
+    CPU per thread, then the versions, the CPU each process used and any caveat."""
     out: list[str] = []
     for outcome in results:
         sizes = ", ".join(f"{w.workload} {w.pods} pods (+{w.init_pods} init)"
                           for w in outcome.workloads)
-        out.append(f"### e2e: {outcome.nodes} nodes — {sizes}")
+        repeat = max((w.repeat for w in outcome.workloads), default=1)
+        out.append(f"### e2e: {outcome.nodes} nodes — {sizes}"
+                   + (f"; {repeat} runs each" if repeat > 1 else ""))
         out.append("")
         if outcome.kube_version:
             out.append(f"Kubernetes {outcome.kube_version} (kube-apiserver /version); "
@@ -1274,25 +1402,39 @@ def format_table(results: Sequence[NodeCountResult]) -> str:
                 out.append("")
         if not measured:
             continue
+        if repeat > 1:
+            out.append(f"Each figure is the median of the {repeat} runs, (min-max) after it; "
+                       "the ratios are those of the medians.")
+            out.append("")
         out.append("| workload | scheduler | bound | throughput avg (pods/s) | per-second p50 / "
-                   "p90 / p99 (pods/s) | create→bind p50 (s) | create→bind p99 (s) | peak RSS "
-                   "(MiB) | scheduler CPU (ms/pod) | pod creates (pods/s) | constraints held |")
+                   "p90 / p99 (pods/s, medians) | create→bind p50 (s) | create→bind p99 (s) "
+                   "| peak RSS (MiB) | scheduler CPU (ms/pod) | pod creates (pods/s) "
+                   "| constraints held |")
         out.append("|---|---|---|---|---|---|---|---|---|---|---|")
         for w in measured:
-            for r in w.runs:
+            for scheduler in (POLICYSCHED, KUBE_SCHEDULER):
+                runs = w.results(scheduler)
+                if not runs:
+                    continue
+                held = {r.constraints_held for r in runs}
+                samples = " / ".join(_num(s.median if s else None, 0) for s in
+                                     (w.spread(scheduler, f"sample p{p}") for p in (50, 90, 99)))
                 out.append(
-                    f"| {w.workload} | {r.scheduler} | {r.bound}/{r.pods} | {r.throughput:.1f} "
-                    f"| {_num(r.sample(50), 0)} / {_num(r.sample(90), 0)} / "
-                    f"{_num(r.sample(99), 0)} | {_num(r.latency(50), 2)} "
-                    f"| {_num(r.latency(99), 2)} | {_num(r.peak_rss_mib, 0)} "
-                    f"| {_num(r.cpu_ms_per_pod, 2)} | {r.create_rate:.0f} "
-                    f"| {r.constraints_held} |")
-            if len(w.runs) == 2:
+                    f"| {w.workload} | {scheduler} | {_bound(runs)} "
+                    f"| {_spread(w.spread(scheduler, 'throughput'))} | {samples} "
+                    f"| {_spread(w.spread(scheduler, 'p50'), 2)} "
+                    f"| {_spread(w.spread(scheduler, 'p99'), 2)} "
+                    f"| {_spread(w.spread(scheduler, 'rss'), 0)} "
+                    f"| {_spread(w.spread(scheduler, 'cpu'), 2)} "
+                    f"| {_num(s.median if (s := w.spread(scheduler, 'creates')) else None, 0)} "
+                    f"| {'no' if 'no' in held else '-' if held == {'-'} else 'yes'} |")
+            if w.results(POLICYSCHED) and w.results(KUBE_SCHEDULER):
                 out.append(f"| {w.workload} | ratio policysched/kube-scheduler | "
                            f"| {_ratio(w.ratio('throughput'))} | "
-                           f"| | {_ratio(w.ratio('p99'))} "
+                           f"| {_ratio(w.ratio('p50'))} | {_ratio(w.ratio('p99'))} "
                            f"| {_ratio(w.ratio('rss'))} | {_ratio(w.ratio('cpu'))} | | |")
         out.append("")
+        out += thread_table(measured)
         for w in measured:
             out.append(_workload_notes(w))
             for r in w.runs:
@@ -1304,6 +1446,49 @@ def format_table(results: Sequence[NodeCountResult]) -> str:
                    f"took {outcome.wall_seconds:.0f} s in all")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _bound(runs: Sequence[SchedulerResult]) -> str:
+    """bound/pods of a run, or the lowest and highest of several."""
+    counts = sorted({r.bound for r in runs})
+    bound = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{bound}/{runs[0].pods}"
+
+
+def thread_order(group: str) -> tuple[int, str]:
+    order = {MAIN_THREAD: 0, BINDERS: 2, "event-recorder": 3, OTHER_THREADS: 4,
+             EXITED_THREADS: 5}
+    return order.get(group, 1), group  # the informers (1) by resource
+
+
+def thread_table(measured: Sequence[WorkloadResult]) -> list[str]:
+    """policysched's CPU ms per bound pod by thread group (median over its runs, and its
+    share of the process's), one column per workload; [] when none was read."""
+    workloads = [w for w in measured if any(r.threads for r in w.results(POLICYSCHED))]
+    if not workloads:
+        return []
+    groups = sorted({g for w in workloads for r in w.results(POLICYSCHED) for g in r.threads},
+                    key=thread_order)
+    out = ["policysched's CPU by thread (/proc/<pid>/task/*: ms per bound pod, median over "
+           "its runs, and share of its CPU; binder-* is every bind thread together):", "",
+           "| thread | " + " | ".join(w.workload for w in workloads) + " |",
+           "|---|" + "---|" * len(workloads)]
+    for group in [*groups, "total"]:
+        cells = []
+        for w in workloads:
+            runs = w.results(POLICYSCHED)
+            if group == "total":
+                value = Spread.of([r.cpu_ms_per_pod for r in runs])
+                cells.append(_spread(value, 2))
+                continue
+            value = Spread.of([r.thread_ms_per_pod(group) or 0.0 for r in runs])
+            total = Spread.of([r.cpu_ms_per_pod for r in runs])
+            share = (f" ({100 * value.median / total.median:.0f}%)"
+                     if value and total and total.median else "")
+            cells.append(f"{_num(value.median if value else None, 2)}{share}")
+        out.append(f"| {group} | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
 
 
 def _workload_notes(w: WorkloadResult) -> str:
@@ -1325,9 +1510,10 @@ def _run_notes(r: SchedulerResult) -> str:
     cpu = ", ".join(f"{name} {seconds:.1f}" for name, seconds in
                     sorted(r.cpu_seconds.items(), key=lambda kv: -kv[1]) if seconds >= 0.05)
     busy = sum(r.cpu_seconds.values()) / r.window_seconds if r.window_seconds > 0 else 0.0
-    text = (f"  - {r.scheduler}: window {r.window_seconds:.1f} s ({len(r.samples)} per-second "
-            f"samples); creates took {r.create_seconds:.1f} s (per request p50 "
-            f"{_num(r.create_latency_ms(50), 0)} ms, p99 {_num(r.create_latency_ms(99), 0)} ms);"
+    text = (f"  - {r.scheduler} run {r.repetition + 1}: window {r.window_seconds:.1f} s "
+            f"({len(r.samples)} per-second samples); creates took {r.create_seconds:.1f} s "
+            f"(per request p50 {_num(r.create_latency_ms(50), 0)} ms, "
+            f"p99 {_num(r.create_latency_ms(99), 0)} ms);"
             f" CPU seconds in the window: {cpu} (≈{busy:.2f} of {os.cpu_count()} cores busy; "
             f"load average {r.load_average:.1f}); ready {r.ready_seconds:.1f} s after start; "
             f"turn {r.wall_seconds:.0f} s; client qps {r.qps:g} / burst {r.burst}; "
@@ -1343,17 +1529,25 @@ def _run_notes(r: SchedulerResult) -> str:
     return text
 
 
+RATIO_LINES = (("throughput", "throughput"), ("cpu", "cpu per pod"), ("p99", "p99 latency"),
+               ("rss", "peak rss"))
+"""The summary lines' metrics (``METRICS`` name, name in the line), throughput first."""
+
+
 def ratio_lines(results: Sequence[NodeCountResult]) -> list[str]:
-    """Exactly one line per node count and workload (``n/a`` when it could not be
-    measured); basic's keeps the name it had when it was the only workload."""
+    """One line per metric of ``RATIO_LINES``, node count and workload, the ratio of the
+    medians (``n/a`` when it could not be measured):
+    ``e2e <metric> ratio policysched/kube-scheduler[ <workload>] @N nodes: R``; basic's
+    lines name no workload (as when it was the only one)."""
     lines = []
-    for outcome in results:
-        for w in outcome.workloads:
-            ratio = w.ratio("throughput")
-            value = f"{ratio:.2f}" if ratio is not None else "n/a"
-            name = "" if w.workload == "basic" else f" {w.workload}"
-            lines.append(f"e2e throughput ratio policysched/kube-scheduler{name} "
-                         f"@{outcome.nodes} nodes: {value}")
+    for metric, name in RATIO_LINES:
+        for outcome in results:
+            for w in outcome.workloads:
+                ratio = w.ratio(metric)
+                value = f"{ratio:.2f}" if ratio is not None else "n/a"
+                workload = "" if w.workload == "basic" else f" {w.workload}"
+                lines.append(f"e2e {name} ratio policysched/kube-scheduler{workload} "
+                             f"@{outcome.nodes} nodes: {value}")
     return lines
 
 
@@ -1392,6 +1586,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stall", type=float, default=DEFAULT_STALL,
                         help="cut a run after this many seconds without a binding "
                              f"(default {DEFAULT_STALL:.0f})")
+    parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
+                        help="runs of each scheduler per workload, taking turns; the tables "
+                             f"show the median and min-max (default {DEFAULT_REPEAT})")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary cluster directories (logs)")
     args = parser.parse_args(argv)
@@ -1399,14 +1596,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     print(f"policysched e2e benchmark: nodes {' '.join(map(str, args.nodes))}, "
           f"workloads {' '.join(args.workloads)}, {args.pods} pods per scheduler and "
-          f"workload; {machine()}", flush=True)
+          f"workload, {args.repeat} runs each; {machine()}", flush=True)
     print("policysched run: built-in configuration and policies (profile policysched), "
           "admin kubeconfig, no leader election; kube-scheduler: default profile; "
           f"both with client qps {args.qps:g} / burst {args.burst}\n", flush=True)
     try:
         results = run(args.nodes, args.pods, workloads=args.workloads, qps=args.qps,
                       burst=args.burst, workers=args.workers, timeout=args.timeout,
-                      stall=args.stall, keep=args.keep)
+                      stall=args.stall, repeat=args.repeat, keep=args.keep)
     except KeyboardInterrupt:
         progress("interrupted (clusters stopped)")
         return 130
