@@ -1,7 +1,8 @@
 """End-to-end benchmark: policysched and the reference kube-scheduler, side by side.
 
 A program, not a test: ``make bench-e2e`` (or ``python bench/e2e.py --nodes 1000 5000
---pods 2000 --workloads basic pod-anti-affinity topology-spread``). For each node count it
+--pods 2000 --workloads basic pod-anti-affinity topology-spread --repeat 3``). For each node
+count it
 starts a private control plane with ``deploy/local/cluster.sh`` in a temporary
 ``CLUSTER_DIR`` (etcd, kube-apiserver, KWOK; the nodes are scheduler_perf's: 4 CPU / 32 Gi /
 110 pods, kept Ready by KWOK), and on it runs each workload in turn — scheduler_perf's
@@ -22,7 +23,10 @@ templates, node zones and init pods of ``bench/workloads.py`` (its docstring has
 4. it is stopped, its pods are deleted, and the reference kube-scheduler built from the same
    Kubernetes release (``cluster.sh start-scheduler``, default profile) schedules the same
    pods, same names, same namespace, same init pods;
-5. both namespaces are emptied for the next workload.
+5. steps 3-4 are repeated ``--repeat`` times (default 3: the machine is noisy), which
+   scheduler goes first alternating (policysched, kube-scheduler, kube-scheduler,
+   policysched, …), the measured pods deleted after every run;
+6. both namespaces are emptied for the next workload.
 
 Both get the same client QPS/burst (``--qps``/``--burst``, scheduler_perf-like 5000/5000:
 ``policysched run --qps/--burst`` and the kube-scheduler's ``clientConnection``).
@@ -34,7 +38,12 @@ create → last bind, and per-second samples with scheduler_perf's SchedulingThr
 percentiles), create→bind latency p50/p99 (from the moment the create request was sent), the
 scheduler's peak RSS (``VmHWM``), and the CPU seconds each process used during the window
 (the scheduler's CPU per pod is the efficiency figure that does not depend on how busy the
-control plane is; "other processes" is the rest of the machine). A run that does not finish
+control plane is; "other processes" is the rest of the machine), and policysched's CPU per
+thread (``/proc/<pid>/task/<tid>/stat`` and ``comm``: policysched names its OS threads,
+policysched/threads.py) in groups: MainThread (the scheduling loop), informer-<resource>,
+binder-* (every bind thread), event-recorder, others. With several runs, the tables show
+each figure's median over the runs with its min-max, and the ratios are those of the
+medians. A run that does not finish
 in ``--timeout`` seconds (or makes no progress for ``--stall`` seconds) is cut and reports
 how many pods were bound. After each run the final pod → node map (init and measured pods)
 is checked (``workloads.placement_violations``): no node over its allocatable CPU, memory or
@@ -47,11 +56,12 @@ core of apiserver/etcd/kwok work at 1000 idle nodes, more than this 2-core machi
 Without, node status is refreshed every ~10 min, so nodes stay Ready at no cost and the
 schedulers see no node churn, as with scheduler_perf's static nodes.
 
-The output ends with one line per node count and workload:
+The output ends with one line per metric, node count and workload (ratios of the medians):
 ``e2e throughput ratio policysched/kube-scheduler @N nodes: R`` for basic,
-``e2e throughput ratio policysched/kube-scheduler <workload> @N nodes: R`` for the others.
-For reuse: ``run(nodes, pods, workloads=...)`` (``pods``: one count, or one per workload),
-``format_table(results)``, ``ratio_lines(results)``.
+``e2e throughput ratio policysched/kube-scheduler <workload> @N nodes: R`` for the others,
+then the same for ``cpu per pod``, ``p99 latency`` and ``peak rss``.
+For reuse: ``run(nodes, pods, workloads=..., repeat=...)`` (``pods``: one count, or one per
+workload), ``format_table(results)``, ``ratio_lines(results)``.
 """
 
 from __future__ import annotations
@@ -396,18 +406,27 @@ MAIN_THREAD = "MainThread"  # the thread whose tid is the pid (its comm is the p
 BINDERS = "binder-*"  # policysched's bind threads, together
 OTHER_THREADS = "others"  # every other live thread (health server, reload, leader, …)
 EXITED_THREADS = "threads gone"  # CPU of threads that ended during the window
+MINOR_THREAD_MS = 0.01  # a thread group under this CPU ms per pod is counted in "others"
 
 
-def thread_cpu_seconds(pid: int) -> dict[int, tuple[str, float]]:
-    """tid → (OS thread name, utime + stime) of each live thread of ``pid``
-    (/proc/<pid>/task/<tid>/comm and stat; policysched names its threads, see
-    policysched/threads.py)."""
+@dataclass(frozen=True)
+class ThreadTimes:
+    """The CPU seconds of a process and of each of its live threads, read together."""
+
+    process: float | None
+    threads: dict[int, tuple[str, float]]  # tid → (OS thread name, utime + stime)
+
+
+def thread_cpu_seconds(pid: int) -> ThreadTimes:
+    """The CPU time of ``pid`` and of each of its live threads (/proc/<pid>/task/<tid>/comm
+    and stat; policysched names its threads, see policysched/threads.py)."""
     threads: dict[int, tuple[str, float]] = {}
+    times = ThreadTimes(proc_cpu_seconds(pid), threads)
     tick = os.sysconf("SC_CLK_TCK")
     try:
         tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
     except (OSError, ValueError):
-        return threads
+        return times
     for tid in tids:
         task = Path(f"/proc/{pid}/task/{tid}")
         try:
@@ -416,7 +435,7 @@ def thread_cpu_seconds(pid: int) -> dict[int, tuple[str, float]]:
             threads[tid] = (comm, (int(fields[11]) + int(fields[12])) / tick)
         except (OSError, ValueError, IndexError):
             continue  # the thread ended meanwhile
-    return threads
+    return times
 
 
 def thread_group(pid: int, tid: int, comm: str) -> str:
@@ -431,19 +450,19 @@ def thread_group(pid: int, tid: int, comm: str) -> str:
     return OTHER_THREADS
 
 
-def thread_cpu_by_group(pid: int, before: Mapping[int, tuple[str, float]],
-                        after: Mapping[int, tuple[str, float]],
-                        process_seconds: float | None) -> dict[str, float]:
+def thread_cpu_by_group(pid: int, before: ThreadTimes, after: ThreadTimes) -> dict[str, float]:
     """CPU seconds of each thread group between two ``thread_cpu_seconds``; a thread born
     in between counts from 0, and what the process used beyond its live threads (threads
-    that ended in between) is ``EXITED_THREADS``."""
+    that ended in between; above the clock ticks' rounding) is ``EXITED_THREADS``."""
     groups: dict[str, float] = {}
-    for tid, (comm, seconds) in after.items():
-        used = seconds - (before[tid][1] if tid in before else 0.0)
+    for tid, (comm, seconds) in after.threads.items():
+        used = seconds - (before.threads[tid][1] if tid in before.threads else 0.0)
         group = thread_group(pid, tid, comm)
         groups[group] = groups.get(group, 0.0) + max(0.0, used)
-    if process_seconds is not None and process_seconds - sum(groups.values()) >= 0.05:
-        groups[EXITED_THREADS] = process_seconds - sum(groups.values())
+    if after.process is not None and before.process is not None:
+        gone = after.process - before.process - sum(groups.values())
+        if gone > len(after.threads) / os.sysconf("SC_CLK_TCK"):
+            groups[EXITED_THREADS] = gone
     return groups
 
 
@@ -1114,7 +1133,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
     namespace = workload.measured_namespace
     watcher = BindWatcher(cluster.api, namespace).start()
     cpu_before = cpu_snapshot(cluster, scheduler)
-    threads_before = thread_cpu_seconds(scheduler.pid) if scheduler.process else {}
+    threads_before = thread_cpu_seconds(scheduler.pid) if scheduler.process else None
     hwm = proc_status_kib(scheduler.pid, "VmHWM") or 0
     progress(f"{label} @{nodes} nodes: creating {pods} pods in {namespace} "
              f"({workers} threads)")
@@ -1150,7 +1169,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
             progress(f"{label} @{nodes} nodes: {creator.created}/{pods} created, "
                      f"{count} bound, {count / (now - started):.1f} pods/s so far")
     cpu_after = cpu_snapshot(cluster, scheduler)
-    threads_after = thread_cpu_seconds(scheduler.pid) if scheduler.process else {}
+    threads_after = thread_cpu_seconds(scheduler.pid) if scheduler.process else None
     watcher.stop()
     creator.cancelled.set()
     if creator.thread is not None:
@@ -1177,9 +1196,8 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
                           for name in cpu_after if name in cpu_before and name != MACHINE}
     result.cpu_seconds[OTHERS] = max(0.0, cpu_after[MACHINE] - cpu_before[MACHINE]
                                      - sum(result.cpu_seconds.values()))
-    if threads_after:  # policysched (our child): its threads are named
-        result.threads = thread_cpu_by_group(scheduler.pid, threads_before, threads_after,
-                                             result.cpu_seconds.get(scheduler.name))
+    if threads_before and threads_after:  # policysched (our child): its threads are named
+        result.threads = thread_cpu_by_group(scheduler.pid, threads_before, threads_after)
     result.load_average = os.getloadavg()[0]
     notes = [result.note] if result.note else []
     if creator.errors:
@@ -1461,28 +1479,43 @@ def thread_order(group: str) -> tuple[int, str]:
     return order.get(group, 1), group  # the informers (1) by resource
 
 
+def _group_ms(r: SchedulerResult, group: str, shown: Sequence[str]) -> float:
+    """CPU ms per pod of a row of the thread table (others: every group not shown)."""
+    if group != OTHER_THREADS:
+        return r.thread_ms_per_pod(group) or 0.0
+    return sum(r.thread_ms_per_pod(g) or 0.0 for g in r.threads
+               if g == OTHER_THREADS or g not in shown)
+
+
 def thread_table(measured: Sequence[WorkloadResult]) -> list[str]:
     """policysched's CPU ms per bound pod by thread group (median over its runs, and its
     share of the process's), one column per workload; [] when none was read."""
     workloads = [w for w in measured if any(r.threads for r in w.results(POLICYSCHED))]
     if not workloads:
         return []
-    groups = sorted({g for w in workloads for r in w.results(POLICYSCHED) for g in r.threads},
-                    key=thread_order)
+    runs = [r for w in workloads for r in w.results(POLICYSCHED)]
+    seen = {group for r in runs for group in r.threads}
+
+    def shown(group: str) -> bool:
+        return group in (MAIN_THREAD, BINDERS) or any(
+            (r.thread_ms_per_pod(group) or 0.0) >= MINOR_THREAD_MS for r in runs)
+
+    groups = sorted({g for g in seen if shown(g)} | {OTHER_THREADS}, key=thread_order)
     out = ["policysched's CPU by thread (/proc/<pid>/task/*: ms per bound pod, median over "
-           "its runs, and share of its CPU; binder-* is every bind thread together):", "",
+           "its runs, and share of its CPU; binder-* is every bind thread together; others: "
+           f"the unnamed threads and every group under {MINOR_THREAD_MS} ms/pod in every "
+           "run):", "",
            "| thread | " + " | ".join(w.workload for w in workloads) + " |",
            "|---|" + "---|" * len(workloads)]
     for group in [*groups, "total"]:
         cells = []
         for w in workloads:
-            runs = w.results(POLICYSCHED)
+            mine = w.results(POLICYSCHED)
+            total = Spread.of([r.cpu_ms_per_pod for r in mine])
             if group == "total":
-                value = Spread.of([r.cpu_ms_per_pod for r in runs])
-                cells.append(_spread(value, 2))
+                cells.append(_spread(total, 2))
                 continue
-            value = Spread.of([r.thread_ms_per_pod(group) or 0.0 for r in runs])
-            total = Spread.of([r.cpu_ms_per_pod for r in runs])
+            value = Spread.of([_group_ms(r, group, groups) for r in mine])
             share = (f" ({100 * value.median / total.median:.0f}%)"
                      if value and total and total.median else "")
             cells.append(f"{_num(value.median if value else None, 2)}{share}")
