@@ -95,7 +95,10 @@ import yaml
 from workloads import WORKLOADS, ZONE, PodTemplate, Workload, placement_violations  # bench/
 
 REPO = Path(__file__).resolve().parents[1]
-CLUSTER_SH = REPO / "deploy" / "local" / "cluster.sh"
+sys.path.insert(0, str(REPO))
+from tests.e2e import support  # noqa: E402  (the e2e suite's cluster.sh helpers)
+
+CLUSTER_SH = support.CLUSTER_SH
 POLICIES = REPO / "policies"
 BUILTIN_CONFIG = POLICIES / "scheduler-config.yaml"
 
@@ -405,7 +408,7 @@ def proc_cpu_seconds(pid: int) -> float | None:
 MAIN_THREAD = "MainThread"  # the thread whose tid is the pid (its comm is the process's name)
 BINDERS = "binder-*"  # policysched's bind threads, together
 OTHER_THREADS = "others"  # every other live thread (health server, reload, leader, …)
-EXITED_THREADS = "threads gone"  # CPU of threads that ended during the window
+EXITED_THREADS = "unattributed"  # the process's CPU beyond its live threads' in the window
 MINOR_THREAD_MS = 0.01  # a thread group under this CPU ms per pod is counted in "others"
 
 
@@ -452,8 +455,9 @@ def thread_group(pid: int, tid: int, comm: str) -> str:
 
 def thread_cpu_by_group(pid: int, before: ThreadTimes, after: ThreadTimes) -> dict[str, float]:
     """CPU seconds of each thread group between two ``thread_cpu_seconds``; a thread born
-    in between counts from 0, and what the process used beyond its live threads (threads
-    that ended in between; above the clock ticks' rounding) is ``EXITED_THREADS``."""
+    in between counts from 0, and what the process used beyond its live threads is
+    ``EXITED_THREADS``: threads that ended in between, and the kernel's per-thread figures
+    being cut to whole clock ticks (up to one tick per thread: ~0.15 s for 16 binders)."""
     groups: dict[str, float] = {}
     for tid, (comm, seconds) in after.threads.items():
         used = seconds - (before.threads[tid][1] if tid in before.threads else 0.0)
@@ -461,7 +465,7 @@ def thread_cpu_by_group(pid: int, before: ThreadTimes, after: ThreadTimes) -> di
         groups[group] = groups.get(group, 0.0) + max(0.0, used)
     if after.process is not None and before.process is not None:
         gone = after.process - before.process - sum(groups.values())
-        if gone > len(after.threads) / os.sysconf("SC_CLK_TCK"):
+        if gone > 0:
             groups[EXITED_THREADS] = gone
     return groups
 
@@ -486,12 +490,6 @@ def is_cluster_process(pid: int, cluster_dir: Path) -> bool:
             errors="replace")
     except OSError:
         return False
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_status(url: str, token: str | None = None, timeout: float = 5.0) -> int:
@@ -540,24 +538,13 @@ class Cluster:
 
 
 def script_env(cluster_dir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("KUBECONFIG", None)
-    env["CLUSTER_DIR"] = str(cluster_dir)
+    """The e2e suite's environment of cluster.sh, without node leases."""
+    env = support.script_env(cluster_dir)
     # No node leases: KWOK v0.7.0 then heartbeats node status every ~10 min (instead of
     # every 20-25 s plus a lease update every 10 s per node), so idle nodes cost nothing
     # and the schedulers see no node churn — as scheduler_perf's static nodes.
     env["KWOK_NODE_LEASE_SECONDS"] = "0"
     return env
-
-
-def read_env(cluster_dir: Path) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for line in (cluster_dir / "cluster.env").read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and "=" in line:
-            key, value = line.split("=", 1)
-            values[key] = value.strip("'\"")
-    return values
 
 
 def memory_problem(nodes: int) -> str:
@@ -613,7 +600,7 @@ def cluster_up(cluster_dir: Path, nodes: int) -> Cluster:
                 code = -1
         seconds = time.monotonic() - started
         if code == 0:
-            env = read_env(cluster_dir)
+            env = support.read_cluster_env(cluster_dir)
             progress(f"cluster up in {seconds:.1f} s")
             return Cluster(cluster_dir, env, Api(env["APISERVER_URL"], env["ADMIN_TOKEN"],
                                                  env["CA_CERT"]), seconds)
@@ -724,15 +711,14 @@ def start_policysched(cluster: Cluster, qps: float, burst: int) -> RunningSchedu
     """``policysched run`` with the built-in configuration and policies (profile
     ``policysched``), the admin kubeconfig, no leader election, /readyz on a free loopback
     port; ready once its informers are synced and the policies loaded."""
-    port = free_port()
+    port = support.free_port()
     configuration = yaml.safe_load(BUILTIN_CONFIG.read_text())
     configuration["policySources"] = {"directories": [str(POLICIES)]}
     configuration["healthzBindAddress"] = f"127.0.0.1:{port}"
     config_path = cluster.dir / "policysched-config.yaml"
     config_path.write_text(yaml.safe_dump(configuration, sort_keys=False))
-    script = Path(sys.executable).parent / "policysched"
-    command = [str(script) if script.exists() else shutil.which("policysched") or "policysched",
-               "run", "--kubeconfig", str(cluster.dir / "kubeconfig"),
+    command = [*support.policysched_command(), "run",
+               "--kubeconfig", str(cluster.dir / "kubeconfig"),
                "--config", str(config_path), "--no-leader-elect",
                "--qps", str(qps), "--burst", str(burst)]
     env = dict(os.environ)
@@ -1069,11 +1055,10 @@ def label_nodes(api: Api, workload: Workload, workers: int) -> list[dict[str, An
 
 
 def create_init_pods(api: Api, workload: Workload, nodes: Sequence[dict[str, Any]],
-                     workers: int) -> str:
-    """The workload's init pods, bound round-robin (pod i on node i mod N) by
+                     workers: int, count: int) -> str:
+    """``count`` init pods of the workload, bound round-robin (pod i on node i mod N) by
     ``spec.nodeName``; waits until KWOK reports them Running. Returns a caveat ("" if
     none)."""
-    count = workload.init_pods(len(nodes))
     if count == 0:
         return ""
     names = [node["metadata"]["name"] for node in nodes]
@@ -1219,16 +1204,22 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
         workloads: Sequence[str] = DEFAULT_WORKLOADS, qps: float = DEFAULT_QPS,
         burst: int = DEFAULT_BURST, workers: int = DEFAULT_WORKERS,
         timeout: float = DEFAULT_TIMEOUT, stall: float = DEFAULT_STALL,
-        repeat: int = DEFAULT_REPEAT, keep: bool = False) -> list[NodeCountResult]:
+        repeat: int = DEFAULT_REPEAT, bound_pods: int | None = None,
+        keep: bool = False) -> list[NodeCountResult]:
     """For each node count: a private cluster, on which each workload's pods (``pods``: per
     workload, or the same count for all) are scheduled by policysched then kube-scheduler,
     the cluster stopped (``repeat`` runs of each scheduler per workload, alternating).
     What cannot be measured gets a ``problem`` instead of runs. The
-    cluster directories are temporary (kept with ``keep``: their logs)."""
+    cluster directories are temporary (kept with ``keep``: their logs). ``bound_pods``: that
+    many init pods for every workload (a scale point: the cluster's bound pods), instead of
+    scheduler_perf's."""
     unknown = [name for name in workloads if name not in WORKLOADS]
     if unknown:
         raise BenchError(f"unknown workload {', '.join(unknown)} (one of "
                          f"{', '.join(WORKLOADS)})")
+    one_per_node = [name for name in workloads if WORKLOADS[name].one_per_node]
+    if bound_pods is not None and one_per_node:
+        raise BenchError(f"--bound-pods: not for {', '.join(one_per_node)} (one pod per node)")
     counts = {name: pods if isinstance(pods, int) else pods.get(name, DEFAULT_PODS)
               for name in workloads}
     build_binaries()
@@ -1238,7 +1229,8 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
         for count in nodes:
             results.append(run_node_count(base / f"nodes-{count}", count, counts, qps=qps,
                                           burst=burst, workers=workers, timeout=timeout,
-                                          stall=stall, repeat=repeat))
+                                          stall=stall, repeat=repeat,
+                                          bound_pods=bound_pods))
     finally:
         if keep:
             progress(f"cluster directories (logs) kept in {base}")
@@ -1249,13 +1241,15 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
 
 def run_node_count(cluster_dir: Path, nodes: int, pods: Mapping[str, int], *, qps: float,
                    burst: int, workers: int, timeout: float, stall: float,
-                   repeat: int = 1) -> NodeCountResult:
+                   repeat: int = 1, bound_pods: int | None = None) -> NodeCountResult:
     """Every workload (``pods``: measured pods per workload, in order) on one fresh cluster
-    of ``nodes`` KWOK nodes."""
+    of ``nodes`` KWOK nodes (``bound_pods``: that many init pods instead of the
+    workload's)."""
     started = time.monotonic()
     outcome = NodeCountResult(nodes, [
         WorkloadResult(name, nodes, WORKLOADS[name].measured_pods(nodes, count),
-                       WORKLOADS[name].init_pods(nodes), repeat=repeat)
+                       WORKLOADS[name].init_pods(nodes) if bound_pods is None else bound_pods,
+                       repeat=repeat)
         for name, count in pods.items()])
     problem = memory_problem(nodes)
     if problem:
@@ -1314,7 +1308,8 @@ def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst
         for namespace in (workload.init_namespace, workload.measured_namespace):
             ensure_namespace(cluster.api, namespace)
         node_objects = label_nodes(cluster.api, workload, workers)
-        outcome.setup_note = create_init_pods(cluster.api, workload, node_objects, workers)
+        outcome.setup_note = create_init_pods(cluster.api, workload, node_objects, workers,
+                                              outcome.init_pods)
         outcome.setup_seconds = time.monotonic() - started
         turns = turn_order(outcome.repeat)
         for position, (repetition, label, start) in enumerate(turns):
@@ -1502,9 +1497,11 @@ def thread_table(measured: Sequence[WorkloadResult]) -> list[str]:
 
     groups = sorted({g for g in seen if shown(g)} | {OTHER_THREADS}, key=thread_order)
     out = ["policysched's CPU by thread (/proc/<pid>/task/*: ms per bound pod, median over "
-           "its runs, and share of its CPU; binder-* is every bind thread together; others: "
-           f"the unnamed threads and every group under {MINOR_THREAD_MS} ms/pod in every "
-           "run):", "",
+           "its runs, and share of its CPU; binder-* is every bind thread together; "
+           "unattributed: the process's CPU beyond its live threads', i.e. threads that "
+           "ended and the kernel's per-thread figures cut to whole clock ticks; others: the "
+           f"unnamed threads and every group under {MINOR_THREAD_MS} ms/pod in every run):",
+           "",
            "| thread | " + " | ".join(w.workload for w in workloads) + " |",
            "|---|" + "---|" * len(workloads)]
     for group in [*groups, "total"]:
@@ -1622,6 +1619,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
                         help="runs of each scheduler per workload, taking turns; the tables "
                              f"show the median and min-max (default {DEFAULT_REPEAT})")
+    parser.add_argument("--bound-pods", type=int, default=None,
+                        help="a scale point: this many init pods (bound round-robin before "
+                             "the measured ones) for every workload instead of scheduler_perf's "
+                             "(not for pod-anti-affinity)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary cluster directories (logs)")
     args = parser.parse_args(argv)
@@ -1636,7 +1637,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         results = run(args.nodes, args.pods, workloads=args.workloads, qps=args.qps,
                       burst=args.burst, workers=args.workers, timeout=args.timeout,
-                      stall=args.stall, repeat=args.repeat, keep=args.keep)
+                      stall=args.stall, repeat=args.repeat, bound_pods=args.bound_pods,
+                      keep=args.keep)
     except KeyboardInterrupt:
         progress("interrupted (clusters stopped)")
         return 130
