@@ -1068,7 +1068,10 @@ def create_init_pods(api: Api, workload: Workload, nodes: Sequence[dict[str, Any
         workload.init_pod, name, namespace, SCHEDULER_NAMES[KUBE_SCHEDULER],
         names[i % len(names)]), prefix="init").start()
     assert creator.thread is not None
-    creator.thread.join()
+    creator.thread.join(PROGRESS_EVERY)
+    while creator.thread.is_alive():
+        progress(f"{workload.name}: {creator.created}/{count} init pods created")
+        creator.thread.join(PROGRESS_EVERY)
     if creator.errors:
         raise BenchError(f"{len(creator.errors)} of {count} init pods of {workload.name} "
                          f"could not be created (first: {creator.errors[0]})")
