@@ -78,3 +78,18 @@ def test_simulate_still_reports_a_pod_it_scheduled_and_a_later_pod_evicted() -> 
     run(scheduler)
     assert scheduler.records["default/high"].victims == ["default/low"]
     assert scheduler.records["default/low"].node == "node-0"  # kept: simulate reports it
+
+
+def test_a_pod_recreated_under_the_same_name_starts_a_new_record() -> None:
+    scheduler, backend = start_at(START, load_engine([], None), make_node("node-0", cpu="2"),
+                                  pod("web", cpu="8"))
+    assert scheduler.records["default/web"].attempts == 1
+    backend.delete_object("Pod", "web")
+    run(scheduler)
+    backend.clock.advance(600)  # type: ignore[attr-defined]
+    backend.add_object(pod("web"))
+    run(scheduler)
+    record = scheduler.records["default/web"]
+    # its attempts and its time in the queue (the scheduling SLI) are the new pod's own
+    assert (record.attempts, record.node) == (1, "node-0")
+    assert record.first_seen == START + 600
