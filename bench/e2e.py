@@ -408,7 +408,7 @@ def proc_cpu_seconds(pid: int) -> float | None:
 MAIN_THREAD = "MainThread"  # the thread whose tid is the pid (its comm is the process's name)
 BINDERS = "binder-*"  # policysched's bind threads, together
 OTHER_THREADS = "others"  # every other live thread (health server, reload, leader, …)
-EXITED_THREADS = "unattributed"  # the process's CPU beyond its live threads' in the window
+UNATTRIBUTED = "unattributed"  # the process's CPU beyond its live threads' in the window
 MINOR_THREAD_MS = 0.01  # a thread group under this CPU ms per pod is counted in "others"
 
 
@@ -456,7 +456,7 @@ def thread_group(pid: int, tid: int, comm: str) -> str:
 def thread_cpu_by_group(pid: int, before: ThreadTimes, after: ThreadTimes) -> dict[str, float]:
     """CPU seconds of each thread group between two ``thread_cpu_seconds``; a thread born
     in between counts from 0, and what the process used beyond its live threads is
-    ``EXITED_THREADS``: threads that ended in between, and the kernel's per-thread figures
+    ``UNATTRIBUTED``: threads that ended in between, and the kernel's per-thread figures
     being cut to whole clock ticks (up to one tick per thread: ~0.15 s for 16 binders)."""
     groups: dict[str, float] = {}
     for tid, (comm, seconds) in after.threads.items():
@@ -466,7 +466,7 @@ def thread_cpu_by_group(pid: int, before: ThreadTimes, after: ThreadTimes) -> di
     if after.process is not None and before.process is not None:
         gone = after.process - before.process - sum(groups.values())
         if gone > 0:
-            groups[EXITED_THREADS] = gone
+            groups[UNATTRIBUTED] = gone
     return groups
 
 
@@ -1184,7 +1184,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
                           for name in cpu_after if name in cpu_before and name != MACHINE}
     result.cpu_seconds[OTHERS] = max(0.0, cpu_after[MACHINE] - cpu_before[MACHINE]
                                      - sum(result.cpu_seconds.values()))
-    if threads_before and threads_after:  # policysched (our child): its threads are named
+    if threads_before is not None and threads_after is not None:  # policysched: named threads
         result.threads = thread_cpu_by_group(scheduler.pid, threads_before, threads_after)
     result.load_average = os.getloadavg()[0]
     notes = [result.note] if result.note else []
@@ -1473,7 +1473,7 @@ def _bound(runs: Sequence[SchedulerResult]) -> str:
 
 def thread_order(group: str) -> tuple[int, str]:
     order = {MAIN_THREAD: 0, BINDERS: 2, "event-recorder": 3, OTHER_THREADS: 4,
-             EXITED_THREADS: 5}
+             UNATTRIBUTED: 5}
     return order.get(group, 1), group  # the informers (1) by resource
 
 

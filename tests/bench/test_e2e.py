@@ -10,11 +10,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from e2e import (  # bench/ is not a package: on sys.path above
     BINDERS,
-    EXITED_THREADS,
     KUBE_SCHEDULER,
     MAIN_THREAD,
     OTHER_THREADS,
     POLICYSCHED,
+    UNATTRIBUTED,
     NodeCountResult,
     SchedulerResult,
     Spread,
@@ -93,4 +93,4 @@ def test_thread_cpu_is_grouped_by_os_thread_name() -> None:
     assert groups[BINDERS] == 2.0  # binder-0 + the new binder-2
     assert groups["informer-Pod"] == 1.0
     assert groups[OTHER_THREADS] == 0.5
-    assert abs(groups[EXITED_THREADS] - 2.5) < 1e-9  # binder-1 and others that ended
+    assert abs(groups[UNATTRIBUTED] - 2.5) < 1e-9  # binder-1 and others that ended
