@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint deploy-files conformance parity bench bench-cel bench-engine bench-e2e clean cluster cluster-down e2e
+.PHONY: demo test lint deploy-files conformance parity bench bench-cel bench-engine bench-e2e bench-churn clean cluster cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,11 +70,20 @@ bench-engine: $(STAMP)
 	$(BIN)/python bench/engine.py
 
 # policysched and the reference kube-scheduler side by side on private local control planes
-# (KWOK nodes), workloads basic, pod-anti-affinity and topology-spread, 2,000 pods each; a cold
-# ~/.cache/policysched builds the binaries first. Smaller: $(BIN)/python bench/e2e.py
-# --nodes 1000 --pods 500 --workloads topology-spread (see its --help).
+# (KWOK nodes), 1,000 and 5,000 nodes, workloads basic, pod-anti-affinity and topology-spread,
+# 2,000 pods each, 3 runs of each scheduler per workload taking turns (about 30 minutes on 2
+# cores); per node count and workload: throughput, create→bind p50/p99, CPU ms/pod, peak RSS
+# (median and min-max of the runs, ratios of the medians), policysched's CPU per thread; a
+# cold ~/.cache/policysched builds the binaries first. Smaller: $(BIN)/python bench/e2e.py
+# --nodes 1000 --pods 500 --workloads topology-spread --repeat 1 (see its --help).
 bench-e2e: $(STAMP)
 	$(BIN)/python bench/e2e.py
+
+# policysched's memory over a 30-minute churn (pods created and deleted continuously) on a
+# private local control plane; writes its section of docs/benchmarks.md. Shorter:
+# $(BIN)/python bench/churn.py --minutes 3 (see its --help).
+bench-churn: $(STAMP)
+	$(BIN)/python bench/churn.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

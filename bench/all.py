@@ -8,12 +8,17 @@ machine and the Kubernetes version, and ends with the summary lines::
     e2e throughput ratio policysched/kube-scheduler @N nodes: R
     e2e throughput ratio policysched/kube-scheduler pod-anti-affinity @N nodes: R
     e2e throughput ratio policysched/kube-scheduler topology-spread @N nodes: R
+    e2e cpu per pod ratio policysched/kube-scheduler[ <workload>] @N nodes: R
+    e2e p99 latency ratio policysched/kube-scheduler[ <workload>] @N nodes: R
+    e2e peak rss ratio policysched/kube-scheduler[ <workload>] @N nodes: R
 
 The defaults keep a full run within about 25 minutes on 2 cores: engine runs are capped at
 ``--max-seconds`` each (the table says which were cut), the cel-python reference schedules
 ``--reference-pods`` pods; end to end, basic schedules ``--e2e-pods`` pods (2,000), the
 cluster-wide workloads (pod-anti-affinity, topology-spread) ``--e2e-cluster-wide-pods``
-(1,000), and a scheduler run is cut after ``--e2e-timeout`` seconds (60).
+(1,000), each scheduler runs ``--e2e-repeat`` times per workload (1), and a scheduler run is
+cut after ``--e2e-timeout`` seconds (60). The section ``bench/churn.py`` wrote (memory over
+a long run) is kept as it is.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import churn
 import e2e
 import engine
 
@@ -35,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "benchmarks.md"
 E2E_CLUSTER_WIDE_PODS = 1000
 E2E_TIMEOUT = 60.0  # a scheduler run at ≥ 17 pods/s binds 1,000 pods within it
+E2E_REPEAT = 1  # runs of each scheduler per workload (make bench-e2e: e2e.DEFAULT_REPEAT)
 
 
 def machine() -> str:
@@ -70,6 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--e2e-timeout", type=float, default=E2E_TIMEOUT,
                         help="end to end: cut a scheduler run after this many seconds "
                              f"(default {E2E_TIMEOUT:.0f})")
+    parser.add_argument("--e2e-repeat", type=int, default=E2E_REPEAT,
+                        help="end to end: runs of each scheduler per workload (default "
+                             f"{E2E_REPEAT})")
     parser.add_argument("--max-seconds", type=float, default=30.0,
                         help="cap on one engine run (default 30)")
     parser.add_argument("--reference-pods", type=int, default=5)
@@ -89,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
 
     e2e_pods = {name: args.e2e_pods if name == "basic" else args.e2e_cluster_wide_pods
                 for name in e2e.DEFAULT_WORKLOADS}
-    e2e_results = e2e.run(args.nodes, e2e_pods, timeout=args.e2e_timeout)
+    e2e_results = e2e.run(args.nodes, e2e_pods, timeout=args.e2e_timeout,
+                          repeat=args.e2e_repeat)
     e2e_table = e2e.format_table(e2e_results)
     print("\n## End to end (real control plane)\n\n" + e2e_table, flush=True)
 
@@ -124,13 +135,15 @@ def main(argv: list[str] | None = None) -> int:
             f"`make bench` short, basic schedules {args.e2e_pods} pods, the cluster-wide "
             f"workloads {args.e2e_cluster_wide_pods} (anti-affinity: at most one per node "
             "free of init pods), and a scheduler run is cut after "
-            f"{args.e2e_timeout:.0f} s (`make bench-e2e`: {e2e.DEFAULT_PODS} pods and "
-            f"{e2e.DEFAULT_TIMEOUT:.0f} s for all). constraints held: the final placement "
+            f"{args.e2e_timeout:.0f} s, {args.e2e_repeat} run(s) of each scheduler "
+            f"(`make bench-e2e`: {e2e.DEFAULT_PODS} pods and {e2e.DEFAULT_TIMEOUT:.0f} s for "
+            f"all, {e2e.DEFAULT_REPEAT} runs each). constraints held: the final placement "
             "overcommits no node and breaks "
             "no spread constraint or required anti-affinity.",
             "",
             e2e_table,
             "",
+            *([kept] if (kept := churn.existing_section(REPORT)) else []),
             "## Summary",
             "",
             "```",

@@ -1,7 +1,8 @@
 """End-to-end benchmark: policysched and the reference kube-scheduler, side by side.
 
 A program, not a test: ``make bench-e2e`` (or ``python bench/e2e.py --nodes 1000 5000
---pods 2000 --workloads basic pod-anti-affinity topology-spread``). For each node count it
+--pods 2000 --workloads basic pod-anti-affinity topology-spread --repeat 3``). For each node
+count it
 starts a private control plane with ``deploy/local/cluster.sh`` in a temporary
 ``CLUSTER_DIR`` (etcd, kube-apiserver, KWOK; the nodes are scheduler_perf's: 4 CPU / 32 Gi /
 110 pods, kept Ready by KWOK), and on it runs each workload in turn — scheduler_perf's
@@ -22,7 +23,10 @@ templates, node zones and init pods of ``bench/workloads.py`` (its docstring has
 4. it is stopped, its pods are deleted, and the reference kube-scheduler built from the same
    Kubernetes release (``cluster.sh start-scheduler``, default profile) schedules the same
    pods, same names, same namespace, same init pods;
-5. both namespaces are emptied for the next workload.
+5. steps 3-4 are repeated ``--repeat`` times (default 3: the machine is noisy), which
+   scheduler goes first alternating (policysched, kube-scheduler, kube-scheduler,
+   policysched, …), the measured pods deleted after every run;
+6. both namespaces are emptied for the next workload.
 
 Both get the same client QPS/burst (``--qps``/``--burst``, scheduler_perf-like 5000/5000:
 ``policysched run --qps/--burst`` and the kube-scheduler's ``clientConnection``).
@@ -34,7 +38,12 @@ create → last bind, and per-second samples with scheduler_perf's SchedulingThr
 percentiles), create→bind latency p50/p99 (from the moment the create request was sent), the
 scheduler's peak RSS (``VmHWM``), and the CPU seconds each process used during the window
 (the scheduler's CPU per pod is the efficiency figure that does not depend on how busy the
-control plane is; "other processes" is the rest of the machine). A run that does not finish
+control plane is; "other processes" is the rest of the machine), and policysched's CPU per
+thread (``/proc/<pid>/task/<tid>/stat`` and ``comm``: policysched names its OS threads,
+policysched/threads.py) in groups: MainThread (the scheduling loop), informer-<resource>,
+binder-* (every bind thread), event-recorder, others. With several runs, the tables show
+each figure's median over the runs with its min-max, and the ratios are those of the
+medians. A run that does not finish
 in ``--timeout`` seconds (or makes no progress for ``--stall`` seconds) is cut and reports
 how many pods were bound. After each run the final pod → node map (init and measured pods)
 is checked (``workloads.placement_violations``): no node over its allocatable CPU, memory or
@@ -47,11 +56,12 @@ core of apiserver/etcd/kwok work at 1000 idle nodes, more than this 2-core machi
 Without, node status is refreshed every ~10 min, so nodes stay Ready at no cost and the
 schedulers see no node churn, as with scheduler_perf's static nodes.
 
-The output ends with one line per node count and workload:
+The output ends with one line per metric, node count and workload (ratios of the medians):
 ``e2e throughput ratio policysched/kube-scheduler @N nodes: R`` for basic,
-``e2e throughput ratio policysched/kube-scheduler <workload> @N nodes: R`` for the others.
-For reuse: ``run(nodes, pods, workloads=...)`` (``pods``: one count, or one per workload),
-``format_table(results)``, ``ratio_lines(results)``.
+``e2e throughput ratio policysched/kube-scheduler <workload> @N nodes: R`` for the others,
+then the same for ``cpu per pod``, ``p99 latency`` and ``peak rss``.
+For reuse: ``run(nodes, pods, workloads=..., repeat=...)`` (``pods``: one count, or one per
+workload), ``format_table(results)``, ``ratio_lines(results)``.
 """
 
 from __future__ import annotations
@@ -68,6 +78,7 @@ import shutil
 import signal
 import socket
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -84,7 +95,10 @@ import yaml
 from workloads import WORKLOADS, ZONE, PodTemplate, Workload, placement_violations  # bench/
 
 REPO = Path(__file__).resolve().parents[1]
-CLUSTER_SH = REPO / "deploy" / "local" / "cluster.sh"
+sys.path.insert(0, str(REPO))
+from tests.e2e import support  # noqa: E402  (the e2e suite's cluster.sh helpers)
+
+CLUSTER_SH = support.CLUSTER_SH
 POLICIES = REPO / "policies"
 BUILTIN_CONFIG = POLICIES / "scheduler-config.yaml"
 
@@ -103,6 +117,7 @@ DEFAULT_BURST = 5000
 DEFAULT_WORKERS = 32  # pod-creating threads (one keep-alive connection each)
 DEFAULT_TIMEOUT = 600.0  # seconds per scheduler run
 DEFAULT_STALL = 120.0  # seconds without a new binding (all pods created) → cut the run
+DEFAULT_REPEAT = 3  # runs of each scheduler per workload: ~30 min for 1,000 + 5,000 nodes
 
 BUILD_TIMEOUT = 3600.0  # a cold build: ~18 min measured on 2 cores
 UP_ATTEMPTS = 2  # a start-up can lose a race for a port on a busy machine: one retry
@@ -172,6 +187,8 @@ class SchedulerResult:
     load_average: float = 0.0  # 1-minute load average at the end of the window
     code: str = ""  # which code ran: a digest of the policysched sources, or the binary
     violations: list[str] | None = None  # placement_violations of the end state (None: unchecked)
+    repetition: int = 0  # which run of this scheduler on this workload (0, 1, …)
+    threads: dict[str, float] = field(default_factory=dict)  # thread group → CPU s in window
 
     @property
     def complete(self) -> bool:
@@ -207,10 +224,47 @@ class SchedulerResult:
         seconds = self.cpu_seconds.get(self.scheduler)
         return seconds * 1e3 / self.bound if seconds is not None and self.bound else None
 
+    def thread_ms_per_pod(self, group: str) -> float | None:
+        """CPU ms per bound pod of one of ``THREAD_GROUPS`` (policysched only)."""
+        seconds = self.threads.get(group)
+        return seconds * 1e3 / self.bound if seconds is not None and self.bound else None
+
+
+METRICS: dict[str, Callable[[SchedulerResult], float | None]] = {
+    "throughput": lambda r: r.throughput,
+    "sample p50": lambda r: r.sample(50),
+    "sample p90": lambda r: r.sample(90),
+    "sample p99": lambda r: r.sample(99),
+    "p50": lambda r: r.latency(50),
+    "p99": lambda r: r.latency(99),
+    "rss": lambda r: r.peak_rss_mib,
+    "cpu": lambda r: r.cpu_ms_per_pod,
+    "creates": lambda r: r.create_rate,
+}
+"""What the tables show per run, by name; over repetitions: the median and min-max."""
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One metric over the repetitions of a scheduler's runs."""
+
+    median: float
+    low: float
+    high: float
+    count: int
+
+    @classmethod
+    def of(cls, values: Sequence[float | None]) -> Spread | None:
+        known = [v for v in values if v is not None]
+        if not known:
+            return None
+        return cls(statistics.median(known), min(known), max(known), len(known))
+
 
 @dataclass
 class WorkloadResult:
-    """Both schedulers on one workload, one after the other on the same cluster."""
+    """Both schedulers on one workload, taking turns on the same cluster, ``repeat`` runs
+    each."""
 
     workload: str
     nodes: int
@@ -221,31 +275,29 @@ class WorkloadResult:
     setup_seconds: float = 0.0  # node labels, init pods created and Running
     setup_note: str = ""
     wall_seconds: float = 0.0
+    repeat: int = 1  # runs of each scheduler
 
-    def result(self, scheduler: str) -> SchedulerResult | None:
-        return next((r for r in self.runs if r.scheduler == scheduler), None)
+    def results(self, scheduler: str) -> list[SchedulerResult]:
+        return [r for r in self.runs if r.scheduler == scheduler]
+
+    def spread(self, scheduler: str, metric: str) -> Spread | None:
+        """A ``METRICS`` entry over ``scheduler``'s runs."""
+        return Spread.of([METRICS[metric](r) for r in self.results(scheduler)])
 
     def ratio(self, metric: str) -> float | None:
-        """policysched / kube-scheduler for ``throughput``, ``p99``, ``rss`` or ``cpu``
-        (scheduler CPU ms per pod)."""
-        mine, ref = self.result(POLICYSCHED), self.result(KUBE_SCHEDULER)
-        if mine is None or ref is None:
+        """policysched / kube-scheduler of the medians of a ``METRICS`` entry (e.g.
+        ``throughput``, ``p99``, ``rss``, ``cpu``: scheduler CPU ms per pod)."""
+        mine, ref = self.spread(POLICYSCHED, metric), self.spread(KUBE_SCHEDULER, metric)
+        if mine is None or ref is None or ref.median == 0:
             return None
-        values: dict[str, tuple[float | None, float | None]] = {
-            "throughput": (mine.throughput, ref.throughput),
-            "p99": (mine.latency(99), ref.latency(99)),
-            "rss": (mine.peak_rss_mib, ref.peak_rss_mib),
-            "cpu": (mine.cpu_ms_per_pod, ref.cpu_ms_per_pod),
-        }
-        a, b = values[metric]
-        if a is None or b is None or b == 0:
-            return None
-        return a / b
+        return mine.median / ref.median
 
     @property
     def measured(self) -> bool:
-        """Both schedulers bound every pod."""
-        return not self.problem and len(self.runs) == 2 and all(r.complete for r in self.runs)
+        """Both schedulers ran every repetition and bound every pod each time."""
+        return (not self.problem and all(len(self.results(s)) == self.repeat
+                                         for s in (POLICYSCHED, KUBE_SCHEDULER))
+                and all(r.complete for r in self.runs))
 
 
 @dataclass
@@ -353,6 +405,71 @@ def proc_cpu_seconds(pid: int) -> float | None:
         return None
 
 
+MAIN_THREAD = "MainThread"  # the thread whose tid is the pid (its comm is the process's name)
+BINDERS = "binder-*"  # policysched's bind threads, together
+OTHER_THREADS = "others"  # every other live thread (health server, reload, leader, …)
+UNATTRIBUTED = "unattributed"  # the process's CPU beyond its live threads' in the window
+MINOR_THREAD_MS = 0.01  # a thread group under this CPU ms per pod is counted in "others"
+
+
+@dataclass(frozen=True)
+class ThreadTimes:
+    """The CPU seconds of a process and of each of its live threads, read together."""
+
+    process: float | None
+    threads: dict[int, tuple[str, float]]  # tid → (OS thread name, utime + stime)
+
+
+def thread_cpu_seconds(pid: int) -> ThreadTimes:
+    """The CPU time of ``pid`` and of each of its live threads (/proc/<pid>/task/<tid>/comm
+    and stat; policysched names its threads, see policysched/threads.py)."""
+    threads: dict[int, tuple[str, float]] = {}
+    times = ThreadTimes(proc_cpu_seconds(pid), threads)
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tids = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        return times
+    for tid in tids:
+        task = Path(f"/proc/{pid}/task/{tid}")
+        try:
+            comm = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            threads[tid] = (comm, (int(fields[11]) + int(fields[12])) / tick)
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended meanwhile
+    return times
+
+
+def thread_group(pid: int, tid: int, comm: str) -> str:
+    """The per-thread table's row of one thread: MainThread, binder-* (all bind threads),
+    informer-<resource> (one each; a long name is cut to 15 bytes), event-recorder, others."""
+    if tid == pid:
+        return MAIN_THREAD
+    if comm.startswith("binder-"):
+        return BINDERS
+    if comm.startswith("informer-") or comm == "event-recorder":
+        return comm
+    return OTHER_THREADS
+
+
+def thread_cpu_by_group(pid: int, before: ThreadTimes, after: ThreadTimes) -> dict[str, float]:
+    """CPU seconds of each thread group between two ``thread_cpu_seconds``; a thread born
+    in between counts from 0, and what the process used beyond its live threads is
+    ``UNATTRIBUTED``: threads that ended in between, and the kernel's per-thread figures
+    being cut to whole clock ticks (up to one tick per thread: ~0.15 s for 16 binders)."""
+    groups: dict[str, float] = {}
+    for tid, (comm, seconds) in after.threads.items():
+        used = seconds - (before.threads[tid][1] if tid in before.threads else 0.0)
+        group = thread_group(pid, tid, comm)
+        groups[group] = groups.get(group, 0.0) + max(0.0, used)
+    if after.process is not None and before.process is not None:
+        gone = after.process - before.process - sum(groups.values())
+        if gone > 0:
+            groups[UNATTRIBUTED] = gone
+    return groups
+
+
 def self_cpu_seconds() -> float:
     times = os.times()
     return times.user + times.system
@@ -373,12 +490,6 @@ def is_cluster_process(pid: int, cluster_dir: Path) -> bool:
             errors="replace")
     except OSError:
         return False
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_status(url: str, token: str | None = None, timeout: float = 5.0) -> int:
@@ -427,24 +538,13 @@ class Cluster:
 
 
 def script_env(cluster_dir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("KUBECONFIG", None)
-    env["CLUSTER_DIR"] = str(cluster_dir)
+    """The e2e suite's environment of cluster.sh, without node leases."""
+    env = support.script_env(cluster_dir)
     # No node leases: KWOK v0.7.0 then heartbeats node status every ~10 min (instead of
     # every 20-25 s plus a lease update every 10 s per node), so idle nodes cost nothing
     # and the schedulers see no node churn — as scheduler_perf's static nodes.
     env["KWOK_NODE_LEASE_SECONDS"] = "0"
     return env
-
-
-def read_env(cluster_dir: Path) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for line in (cluster_dir / "cluster.env").read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and "=" in line:
-            key, value = line.split("=", 1)
-            values[key] = value.strip("'\"")
-    return values
 
 
 def memory_problem(nodes: int) -> str:
@@ -500,7 +600,7 @@ def cluster_up(cluster_dir: Path, nodes: int) -> Cluster:
                 code = -1
         seconds = time.monotonic() - started
         if code == 0:
-            env = read_env(cluster_dir)
+            env = support.read_cluster_env(cluster_dir)
             progress(f"cluster up in {seconds:.1f} s")
             return Cluster(cluster_dir, env, Api(env["APISERVER_URL"], env["ADMIN_TOKEN"],
                                                  env["CA_CERT"]), seconds)
@@ -611,15 +711,14 @@ def start_policysched(cluster: Cluster, qps: float, burst: int) -> RunningSchedu
     """``policysched run`` with the built-in configuration and policies (profile
     ``policysched``), the admin kubeconfig, no leader election, /readyz on a free loopback
     port; ready once its informers are synced and the policies loaded."""
-    port = free_port()
+    port = support.free_port()
     configuration = yaml.safe_load(BUILTIN_CONFIG.read_text())
     configuration["policySources"] = {"directories": [str(POLICIES)]}
     configuration["healthzBindAddress"] = f"127.0.0.1:{port}"
     config_path = cluster.dir / "policysched-config.yaml"
     config_path.write_text(yaml.safe_dump(configuration, sort_keys=False))
-    script = Path(sys.executable).parent / "policysched"
-    command = [str(script) if script.exists() else shutil.which("policysched") or "policysched",
-               "run", "--kubeconfig", str(cluster.dir / "kubeconfig"),
+    command = [*support.policysched_command(), "run",
+               "--kubeconfig", str(cluster.dir / "kubeconfig"),
                "--config", str(config_path), "--no-leader-elect",
                "--qps", str(qps), "--burst", str(burst)]
     env = dict(os.environ)
@@ -956,11 +1055,10 @@ def label_nodes(api: Api, workload: Workload, workers: int) -> list[dict[str, An
 
 
 def create_init_pods(api: Api, workload: Workload, nodes: Sequence[dict[str, Any]],
-                     workers: int) -> str:
-    """The workload's init pods, bound round-robin (pod i on node i mod N) by
+                     workers: int, count: int) -> str:
+    """``count`` init pods of the workload, bound round-robin (pod i on node i mod N) by
     ``spec.nodeName``; waits until KWOK reports them Running. Returns a caveat ("" if
     none)."""
-    count = workload.init_pods(len(nodes))
     if count == 0:
         return ""
     names = [node["metadata"]["name"] for node in nodes]
@@ -970,7 +1068,10 @@ def create_init_pods(api: Api, workload: Workload, nodes: Sequence[dict[str, Any
         workload.init_pod, name, namespace, SCHEDULER_NAMES[KUBE_SCHEDULER],
         names[i % len(names)]), prefix="init").start()
     assert creator.thread is not None
-    creator.thread.join()
+    creator.thread.join(PROGRESS_EVERY)
+    while creator.thread.is_alive():
+        progress(f"{workload.name}: {creator.created}/{count} init pods created")
+        creator.thread.join(PROGRESS_EVERY)
     if creator.errors:
         raise BenchError(f"{len(creator.errors)} of {count} init pods of {workload.name} "
                          f"could not be created (first: {creator.errors[0]})")
@@ -1020,6 +1121,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
     namespace = workload.measured_namespace
     watcher = BindWatcher(cluster.api, namespace).start()
     cpu_before = cpu_snapshot(cluster, scheduler)
+    threads_before = thread_cpu_seconds(scheduler.pid) if scheduler.process else None
     hwm = proc_status_kib(scheduler.pid, "VmHWM") or 0
     progress(f"{label} @{nodes} nodes: creating {pods} pods in {namespace} "
              f"({workers} threads)")
@@ -1055,6 +1157,7 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
             progress(f"{label} @{nodes} nodes: {creator.created}/{pods} created, "
                      f"{count} bound, {count / (now - started):.1f} pods/s so far")
     cpu_after = cpu_snapshot(cluster, scheduler)
+    threads_after = thread_cpu_seconds(scheduler.pid) if scheduler.process else None
     watcher.stop()
     creator.cancelled.set()
     if creator.thread is not None:
@@ -1081,6 +1184,8 @@ def measure(cluster: Cluster, scheduler: RunningScheduler, workload: Workload, n
                           for name in cpu_after if name in cpu_before and name != MACHINE}
     result.cpu_seconds[OTHERS] = max(0.0, cpu_after[MACHINE] - cpu_before[MACHINE]
                                      - sum(result.cpu_seconds.values()))
+    if threads_before is not None and threads_after is not None:  # policysched: named threads
+        result.threads = thread_cpu_by_group(scheduler.pid, threads_before, threads_after)
     result.load_average = os.getloadavg()[0]
     notes = [result.note] if result.note else []
     if creator.errors:
@@ -1102,15 +1207,22 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
         workloads: Sequence[str] = DEFAULT_WORKLOADS, qps: float = DEFAULT_QPS,
         burst: int = DEFAULT_BURST, workers: int = DEFAULT_WORKERS,
         timeout: float = DEFAULT_TIMEOUT, stall: float = DEFAULT_STALL,
+        repeat: int = DEFAULT_REPEAT, bound_pods: int | None = None,
         keep: bool = False) -> list[NodeCountResult]:
     """For each node count: a private cluster, on which each workload's pods (``pods``: per
     workload, or the same count for all) are scheduled by policysched then kube-scheduler,
-    the cluster stopped. What cannot be measured gets a ``problem`` instead of runs. The
-    cluster directories are temporary (kept with ``keep``: their logs)."""
+    the cluster stopped (``repeat`` runs of each scheduler per workload, alternating).
+    What cannot be measured gets a ``problem`` instead of runs. The
+    cluster directories are temporary (kept with ``keep``: their logs). ``bound_pods``: that
+    many init pods for every workload (a scale point: the cluster's bound pods), instead of
+    scheduler_perf's."""
     unknown = [name for name in workloads if name not in WORKLOADS]
     if unknown:
         raise BenchError(f"unknown workload {', '.join(unknown)} (one of "
                          f"{', '.join(WORKLOADS)})")
+    one_per_node = [name for name in workloads if WORKLOADS[name].one_per_node]
+    if bound_pods is not None and one_per_node:
+        raise BenchError(f"--bound-pods: not for {', '.join(one_per_node)} (one pod per node)")
     counts = {name: pods if isinstance(pods, int) else pods.get(name, DEFAULT_PODS)
               for name in workloads}
     build_binaries()
@@ -1120,7 +1232,8 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
         for count in nodes:
             results.append(run_node_count(base / f"nodes-{count}", count, counts, qps=qps,
                                           burst=burst, workers=workers, timeout=timeout,
-                                          stall=stall))
+                                          stall=stall, repeat=repeat,
+                                          bound_pods=bound_pods))
     finally:
         if keep:
             progress(f"cluster directories (logs) kept in {base}")
@@ -1130,14 +1243,17 @@ def run(nodes: Sequence[int], pods: int | Mapping[str, int] = DEFAULT_PODS, *,
 
 
 def run_node_count(cluster_dir: Path, nodes: int, pods: Mapping[str, int], *, qps: float,
-                   burst: int, workers: int, timeout: float,
-                   stall: float) -> NodeCountResult:
+                   burst: int, workers: int, timeout: float, stall: float,
+                   repeat: int = 1, bound_pods: int | None = None) -> NodeCountResult:
     """Every workload (``pods``: measured pods per workload, in order) on one fresh cluster
-    of ``nodes`` KWOK nodes."""
+    of ``nodes`` KWOK nodes (``bound_pods``: that many init pods instead of the
+    workload's)."""
     started = time.monotonic()
     outcome = NodeCountResult(nodes, [
         WorkloadResult(name, nodes, WORKLOADS[name].measured_pods(nodes, count),
-                       WORKLOADS[name].init_pods(nodes)) for name, count in pods.items()])
+                       WORKLOADS[name].init_pods(nodes) if bound_pods is None else bound_pods,
+                       repeat=repeat)
+        for name, count in pods.items()])
     problem = memory_problem(nodes)
     if problem:
         outcome.problem = problem
@@ -1167,6 +1283,18 @@ def run_node_count(cluster_dir: Path, nodes: int, pods: Mapping[str, int], *, qp
 
 
 SCHEDULERS = ((POLICYSCHED, start_policysched), (KUBE_SCHEDULER, start_kube_scheduler))
+Turn = tuple[int, str, Callable[[Cluster, float, int], RunningScheduler]]
+
+
+def turn_order(repeat: int) -> list[Turn]:
+    """(repetition, scheduler, its start) for each turn: the schedulers alternate, and
+    which goes first alternates too (ABBA…), so that neither always runs on a cluster
+    that just deleted the other's pods, nor always first or last."""
+    turns: list[Turn] = []
+    for repetition in range(repeat):
+        order = SCHEDULERS if repetition % 2 == 0 else SCHEDULERS[::-1]
+        turns += [(repetition, label, start) for label, start in order]
+    return turns
 
 
 def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst: int,
@@ -1183,9 +1311,11 @@ def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst
         for namespace in (workload.init_namespace, workload.measured_namespace):
             ensure_namespace(cluster.api, namespace)
         node_objects = label_nodes(cluster.api, workload, workers)
-        outcome.setup_note = create_init_pods(cluster.api, workload, node_objects, workers)
+        outcome.setup_note = create_init_pods(cluster.api, workload, node_objects, workers,
+                                              outcome.init_pods)
         outcome.setup_seconds = time.monotonic() - started
-        for position, (label, start) in enumerate(SCHEDULERS):
+        turns = turn_order(outcome.repeat)
+        for position, (repetition, label, start) in enumerate(turns):
             turn = time.monotonic()
             result: SchedulerResult | None = None
             try:
@@ -1193,12 +1323,13 @@ def run_workload(cluster: Cluster, outcome: WorkloadResult, *, qps: float, burst
                                        node_objects, qps=qps, burst=burst, workers=workers,
                                        timeout=timeout, stall=stall)
             except BenchError as e:
-                problems.append(f"{label}: {e}")
+                problems.append(f"{label} (run {repetition + 1}): {e}")
                 progress(f"{label} {workload.name} @{outcome.nodes} nodes: {e}")
-            if position < len(SCHEDULERS) - 1:  # the next scheduler starts on the init pods
+            if position < len(turns) - 1:  # the next turn starts on the init pods alone
                 progress(f"deleting the {label} pods")
                 delete_pods(cluster.api, workload.measured_namespace)
             if result is not None:
+                result.repetition = repetition
                 result.wall_seconds = time.monotonic() - turn
                 outcome.runs.append(result)
     except BenchError as e:
@@ -1250,14 +1381,27 @@ def _ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
+def _spread(spread: Spread | None, digits: int = 1) -> str:
+    """The median, and the min-max when there were several runs."""
+    if spread is None:
+        return "-"
+    text = f"{spread.median:.{digits}f}"
+    if spread.count > 1:
+        text += f" ({spread.low:.{digits}f}-{spread.high:.{digits}f})"
+    return text
+
+
 def format_table(results: Sequence[NodeCountResult]) -> str:
-    """One markdown table per node count (per workload: policysched, kube-scheduler, their
-    ratio), with the versions, the CPU each process used and any caveat below it."""
+    """One markdown table per node count (per workload: policysched, kube-scheduler —
+    the median of their runs and its min-max —, the ratio of the medians), policysched's
+    CPU per thread, then the versions, the CPU each process used and any caveat."""
     out: list[str] = []
     for outcome in results:
         sizes = ", ".join(f"{w.workload} {w.pods} pods (+{w.init_pods} init)"
                           for w in outcome.workloads)
-        out.append(f"### e2e: {outcome.nodes} nodes — {sizes}")
+        repeat = max((w.repeat for w in outcome.workloads), default=1)
+        out.append(f"### e2e: {outcome.nodes} nodes — {sizes}"
+                   + (f"; {repeat} runs each" if repeat > 1 else ""))
         out.append("")
         if outcome.kube_version:
             out.append(f"Kubernetes {outcome.kube_version} (kube-apiserver /version); "
@@ -1274,25 +1418,39 @@ def format_table(results: Sequence[NodeCountResult]) -> str:
                 out.append("")
         if not measured:
             continue
+        if repeat > 1:
+            out.append(f"Each figure is the median of the {repeat} runs, (min-max) after it; "
+                       "the ratios are those of the medians.")
+            out.append("")
         out.append("| workload | scheduler | bound | throughput avg (pods/s) | per-second p50 / "
-                   "p90 / p99 (pods/s) | create→bind p50 (s) | create→bind p99 (s) | peak RSS "
-                   "(MiB) | scheduler CPU (ms/pod) | pod creates (pods/s) | constraints held |")
+                   "p90 / p99 (pods/s, medians) | create→bind p50 (s) | create→bind p99 (s) "
+                   "| peak RSS (MiB) | scheduler CPU (ms/pod) | pod creates (pods/s) "
+                   "| constraints held |")
         out.append("|---|---|---|---|---|---|---|---|---|---|---|")
         for w in measured:
-            for r in w.runs:
+            for scheduler in (POLICYSCHED, KUBE_SCHEDULER):
+                runs = w.results(scheduler)
+                if not runs:
+                    continue
+                held = {r.constraints_held for r in runs}
+                samples = " / ".join(_num(s.median if s else None, 0) for s in
+                                     (w.spread(scheduler, f"sample p{p}") for p in (50, 90, 99)))
                 out.append(
-                    f"| {w.workload} | {r.scheduler} | {r.bound}/{r.pods} | {r.throughput:.1f} "
-                    f"| {_num(r.sample(50), 0)} / {_num(r.sample(90), 0)} / "
-                    f"{_num(r.sample(99), 0)} | {_num(r.latency(50), 2)} "
-                    f"| {_num(r.latency(99), 2)} | {_num(r.peak_rss_mib, 0)} "
-                    f"| {_num(r.cpu_ms_per_pod, 2)} | {r.create_rate:.0f} "
-                    f"| {r.constraints_held} |")
-            if len(w.runs) == 2:
+                    f"| {w.workload} | {scheduler} | {_bound(runs)} "
+                    f"| {_spread(w.spread(scheduler, 'throughput'))} | {samples} "
+                    f"| {_spread(w.spread(scheduler, 'p50'), 2)} "
+                    f"| {_spread(w.spread(scheduler, 'p99'), 2)} "
+                    f"| {_spread(w.spread(scheduler, 'rss'), 0)} "
+                    f"| {_spread(w.spread(scheduler, 'cpu'), 2)} "
+                    f"| {_num(s.median if (s := w.spread(scheduler, 'creates')) else None, 0)} "
+                    f"| {'no' if 'no' in held else '-' if held == {'-'} else 'yes'} |")
+            if w.results(POLICYSCHED) and w.results(KUBE_SCHEDULER):
                 out.append(f"| {w.workload} | ratio policysched/kube-scheduler | "
                            f"| {_ratio(w.ratio('throughput'))} | "
-                           f"| | {_ratio(w.ratio('p99'))} "
+                           f"| {_ratio(w.ratio('p50'))} | {_ratio(w.ratio('p99'))} "
                            f"| {_ratio(w.ratio('rss'))} | {_ratio(w.ratio('cpu'))} | | |")
         out.append("")
+        out += thread_table(measured)
         for w in measured:
             out.append(_workload_notes(w))
             for r in w.runs:
@@ -1304,6 +1462,66 @@ def format_table(results: Sequence[NodeCountResult]) -> str:
                    f"took {outcome.wall_seconds:.0f} s in all")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _bound(runs: Sequence[SchedulerResult]) -> str:
+    """bound/pods of a run, or the lowest and highest of several."""
+    counts = sorted({r.bound for r in runs})
+    bound = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+    return f"{bound}/{runs[0].pods}"
+
+
+def thread_order(group: str) -> tuple[int, str]:
+    order = {MAIN_THREAD: 0, BINDERS: 2, "event-recorder": 3, OTHER_THREADS: 4,
+             UNATTRIBUTED: 5}
+    return order.get(group, 1), group  # the informers (1) by resource
+
+
+def _group_ms(r: SchedulerResult, group: str, shown: Sequence[str]) -> float:
+    """CPU ms per pod of a row of the thread table (others: every group not shown)."""
+    if group != OTHER_THREADS:
+        return r.thread_ms_per_pod(group) or 0.0
+    return sum(r.thread_ms_per_pod(g) or 0.0 for g in r.threads
+               if g == OTHER_THREADS or g not in shown)
+
+
+def thread_table(measured: Sequence[WorkloadResult]) -> list[str]:
+    """policysched's CPU ms per bound pod by thread group (median over its runs, and its
+    share of the process's), one column per workload; [] when none was read."""
+    workloads = [w for w in measured if any(r.threads for r in w.results(POLICYSCHED))]
+    if not workloads:
+        return []
+    runs = [r for w in workloads for r in w.results(POLICYSCHED)]
+    seen = {group for r in runs for group in r.threads}
+
+    def shown(group: str) -> bool:
+        return group in (MAIN_THREAD, BINDERS) or any(
+            (r.thread_ms_per_pod(group) or 0.0) >= MINOR_THREAD_MS for r in runs)
+
+    groups = sorted({g for g in seen if shown(g)} | {OTHER_THREADS}, key=thread_order)
+    out = ["policysched's CPU by thread (/proc/<pid>/task/*: ms per bound pod, median over "
+           "its runs, and share of its CPU; binder-* is every bind thread together; "
+           "unattributed: the process's CPU beyond its live threads', i.e. threads that "
+           "ended and the kernel's per-thread figures cut to whole clock ticks; others: the "
+           f"unnamed threads and every group under {MINOR_THREAD_MS} ms/pod in every run):",
+           "",
+           "| thread | " + " | ".join(w.workload for w in workloads) + " |",
+           "|---|" + "---|" * len(workloads)]
+    for group in [*groups, "total"]:
+        cells = []
+        for w in workloads:
+            mine = w.results(POLICYSCHED)
+            total = Spread.of([r.cpu_ms_per_pod for r in mine])
+            if group == "total":
+                cells.append(_spread(total, 2))
+                continue
+            value = Spread.of([_group_ms(r, group, groups) for r in mine])
+            share = (f" ({100 * value.median / total.median:.0f}%)"
+                     if value and total and total.median else "")
+            cells.append(f"{_num(value.median if value else None, 2)}{share}")
+        out.append(f"| {group} | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
 
 
 def _workload_notes(w: WorkloadResult) -> str:
@@ -1325,9 +1543,10 @@ def _run_notes(r: SchedulerResult) -> str:
     cpu = ", ".join(f"{name} {seconds:.1f}" for name, seconds in
                     sorted(r.cpu_seconds.items(), key=lambda kv: -kv[1]) if seconds >= 0.05)
     busy = sum(r.cpu_seconds.values()) / r.window_seconds if r.window_seconds > 0 else 0.0
-    text = (f"  - {r.scheduler}: window {r.window_seconds:.1f} s ({len(r.samples)} per-second "
-            f"samples); creates took {r.create_seconds:.1f} s (per request p50 "
-            f"{_num(r.create_latency_ms(50), 0)} ms, p99 {_num(r.create_latency_ms(99), 0)} ms);"
+    text = (f"  - {r.scheduler} run {r.repetition + 1}: window {r.window_seconds:.1f} s "
+            f"({len(r.samples)} per-second samples); creates took {r.create_seconds:.1f} s "
+            f"(per request p50 {_num(r.create_latency_ms(50), 0)} ms, "
+            f"p99 {_num(r.create_latency_ms(99), 0)} ms);"
             f" CPU seconds in the window: {cpu} (≈{busy:.2f} of {os.cpu_count()} cores busy; "
             f"load average {r.load_average:.1f}); ready {r.ready_seconds:.1f} s after start; "
             f"turn {r.wall_seconds:.0f} s; client qps {r.qps:g} / burst {r.burst}; "
@@ -1343,17 +1562,25 @@ def _run_notes(r: SchedulerResult) -> str:
     return text
 
 
+RATIO_LINES = (("throughput", "throughput"), ("cpu", "cpu per pod"), ("p99", "p99 latency"),
+               ("rss", "peak rss"))
+"""The summary lines' metrics (``METRICS`` name, name in the line), throughput first."""
+
+
 def ratio_lines(results: Sequence[NodeCountResult]) -> list[str]:
-    """Exactly one line per node count and workload (``n/a`` when it could not be
-    measured); basic's keeps the name it had when it was the only workload."""
+    """One line per metric of ``RATIO_LINES``, node count and workload, the ratio of the
+    medians (``n/a`` when it could not be measured):
+    ``e2e <metric> ratio policysched/kube-scheduler[ <workload>] @N nodes: R``; basic's
+    lines name no workload (as when it was the only one)."""
     lines = []
-    for outcome in results:
-        for w in outcome.workloads:
-            ratio = w.ratio("throughput")
-            value = f"{ratio:.2f}" if ratio is not None else "n/a"
-            name = "" if w.workload == "basic" else f" {w.workload}"
-            lines.append(f"e2e throughput ratio policysched/kube-scheduler{name} "
-                         f"@{outcome.nodes} nodes: {value}")
+    for metric, name in RATIO_LINES:
+        for outcome in results:
+            for w in outcome.workloads:
+                ratio = w.ratio(metric)
+                value = f"{ratio:.2f}" if ratio is not None else "n/a"
+                workload = "" if w.workload == "basic" else f" {w.workload}"
+                lines.append(f"e2e {name} ratio policysched/kube-scheduler{workload} "
+                             f"@{outcome.nodes} nodes: {value}")
     return lines
 
 
@@ -1392,6 +1619,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stall", type=float, default=DEFAULT_STALL,
                         help="cut a run after this many seconds without a binding "
                              f"(default {DEFAULT_STALL:.0f})")
+    parser.add_argument("--repeat", type=int, default=DEFAULT_REPEAT,
+                        help="runs of each scheduler per workload, taking turns; the tables "
+                             f"show the median and min-max (default {DEFAULT_REPEAT})")
+    parser.add_argument("--bound-pods", type=int, default=None,
+                        help="a scale point: this many init pods (bound round-robin before "
+                             "the measured ones) for every workload instead of scheduler_perf's "
+                             "(not for pod-anti-affinity)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary cluster directories (logs)")
     args = parser.parse_args(argv)
@@ -1399,14 +1633,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     print(f"policysched e2e benchmark: nodes {' '.join(map(str, args.nodes))}, "
           f"workloads {' '.join(args.workloads)}, {args.pods} pods per scheduler and "
-          f"workload; {machine()}", flush=True)
+          f"workload, {args.repeat} runs each; {machine()}", flush=True)
     print("policysched run: built-in configuration and policies (profile policysched), "
           "admin kubeconfig, no leader election; kube-scheduler: default profile; "
           f"both with client qps {args.qps:g} / burst {args.burst}\n", flush=True)
     try:
         results = run(args.nodes, args.pods, workloads=args.workloads, qps=args.qps,
                       burst=args.burst, workers=args.workers, timeout=args.timeout,
-                      stall=args.stall, keep=args.keep)
+                      stall=args.stall, repeat=args.repeat, bound_pods=args.bound_pods,
+                      keep=args.keep)
     except KeyboardInterrupt:
         progress("interrupted (clusters stopped)")
         return 130

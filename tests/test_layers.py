@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "policysched"
 
 # lowest first; a layer may import its own package and the layers before it. CEL is a
 # language of its own, below the model (whose quantities and int64 bounds are CEL's).
-LAYERS = ("errors", "resources", "threads", "cel", "model", "policy", "cache", "framework", "cluster",
+LAYERS = ("errors", "resources", "threads", "cel", "model", "policy", "cache", "framework",
+          "cluster",
           "service", "commands", "cli", "__main__")
 
 

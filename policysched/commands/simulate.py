@@ -108,6 +108,7 @@ def simulate(objects: Sequence[Mapping[str, Any]], frameworks: Mapping[str, Fram
     # retried with backoff until the horizon
     scheduler = _ObservedScheduler(backend, frameworks, settings, park_repeated_errors=True)
     scheduler.observer = on_decision
+    scheduler.event_handlers.keep_deleted_records = True  # an evicted pod is still reported
     pending_at_start = _pending_keys(objects)
     total = len(pending_at_start)
     decided = 0

@@ -17,7 +17,7 @@ from typing import Any
 from ..cache.cache import Cache
 from ..model.clock import Clock
 from ..model.events import ClusterEvent
-from ..model.objects import ObjectError, PodInfo
+from ..model.objects import ObjectError, PodInfo, pod_key
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS
 from ..policy.reads import EVERY_FACT, NO_FACT, Fact
 from . import messages
@@ -75,19 +75,22 @@ class EventHandlers:
     waiting: WaitingRoom
     binding_cycle: BindingCycle
     profiles: Mapping[str, Framework]  # the scheduler's, replaced in place on reload
-    records: dict[str, PodRecord]
+    records: dict[str, PodRecord]  # dropped when the pod is deleted (unless kept, below)
     unserved: dict[str, str]  # pending pods no profile serves → message
     clock: Clock
     forget_pod: Callable[[str], None]  # a pod gone (deleted, terminated): forgotten
     # the scheduler's nominations: pod key -> (node, pod); kube's nominator
     nominated: dict[str, tuple[str, PodInfo]] = field(default_factory=dict)
+    # ``simulate`` reports every pod it scheduled, an evicted one too: it keeps the records
+    # of deleted pods; a long-running scheduler drops them (its memory stays flat)
+    keep_deleted_records: bool = False
 
     def apply(self, event: ClusterEvent) -> None:
         before = self._node_before(event) if event.resource == "Node" else None
         try:
             change = self.cache.apply(event)
         except ObjectError as e:
-            self.unserved[str(event.obj.get("metadata", {}).get("name", "?"))] = str(e)
+            self.unserved[_object_key(event)] = str(e)
             return
         if event.resource == "Node":
             facts = _node_facts(event, before, change.node.view if change.node else None)
@@ -101,8 +104,8 @@ class EventHandlers:
         if event.resource != "Pod":
             return
         pod, old = change.pod, change.old_pod
-        if event.kind == "DELETED" or pod is None:
-            self._pod_deleted(old.key if pod is None and old else (pod.key if pod else ""))
+        if event.kind == "DELETED" or pod is None:  # (the cache read its key: no error)
+            self._pod_deleted(pod_key(event.obj))
         elif pod.node_name or pod.terminated:
             self._pod_assigned(pod, old)
         else:
@@ -110,7 +113,10 @@ class EventHandlers:
 
     def _pod_deleted(self, key: str) -> None:
         """Out of the queue, the waiting room or its binding cycle (each rolled back); the
-        room it held may let unschedulable pods fit."""
+        room it held may let unschedulable pods fit. What was recorded for it goes."""
+        self.unserved.pop(key, None)
+        if not self.keep_deleted_records:
+            self.records.pop(key, None)
         self.forget_pod(key)
         self.queue.delete(key)
         self.binding_cycle.drop(key)
@@ -247,3 +253,13 @@ def _pod_identity(pod: PodInfo) -> tuple[Any, ...]:
     """What other pods' rules see of a pod besides its spec and node: labels and
     whether it is going away."""
     return pod.view["labels"], pod.deleting
+
+def _object_key(event: ClusterEvent) -> str:
+    """The key of an event's object, as far as it can be read: "namespace/name" for a pod
+    (that of its deletion, which drops the entry), else its name."""
+    if event.resource == "Pod":
+        try:
+            return pod_key(event.obj)
+        except ObjectError:
+            pass
+    return str(event.obj.get("metadata", {}).get("name", "?"))
