@@ -95,6 +95,10 @@ class _Plan:
     parts: dict[int, Any] = field(default_factory=dict)  # values of the parts read
     values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     statuses: dict[int, Status] = field(default_factory=dict)
+    # the node parts the results were computed from, and the rows the rule's closure
+    # decided (from the whole node, not the parts)
+    read: set[int] = field(default_factory=set)
+    scalar_rows: set[int] = field(default_factory=set)
     fell_back: bool = False  # the columns failed once (logged once)
 
 
@@ -326,6 +330,7 @@ class NodeEvaluator:
             size = self.table.size
             plan.values = np.zeros(size, np.int8 if filter_rows else np.float64)
             plan.statuses, plan.index, plan.constant = {}, None, False
+            plan.scalar_rows = set()
             self._scalar_rows(plan, state, snapshot, list(range(size)), filter_rows)
 
     def _evaluate(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
@@ -354,14 +359,41 @@ class NodeEvaluator:
                 stale = table.changed_since(plan.epoch)
                 if stale is None:
                     stale = np.arange(table.size)
+                elif len(stale):
+                    stale = self._affected(plan, stale)
                 if len(stale):
                     self._run(plan, state, snapshot, known, stale, filter_rows)
             plan.epoch = table.epoch
             return
         plan.used, plan.parts, plan.statuses = [], {}, {}
+        plan.read, plan.scalar_rows = set(), set()
         plan.template = template
         self._run(plan, state, snapshot, known, None, filter_rows)
         plan.index, plan.epoch = snapshot.index, table.epoch
+
+    def _affected(self, plan: _Plan, stale: np.ndarray) -> np.ndarray:
+        """Of the ``stale`` rows (nodes changed since the plan's results), those whose
+        result may differ: the remainder's result on a row depends only on the pod-side
+        parts (equal, or the plan would start over) and the row's values of the node
+        parts it read, so a row where none of those changed keeps its result — unless the
+        rule's closure decided it (from the whole node)."""
+        if plan.read & plan.views:  # the node views themselves: new on every change
+            return stale
+        keep = np.ones(len(stale), bool)
+        for k in plan.read:
+            keep &= self.table.modified(*self._column_spec(plan, k))[stale] <= plan.epoch
+        if plan.scalar_rows:
+            keep &= ~np.isin(stale, np.fromiter(plan.scalar_rows, np.int64,
+                                                len(plan.scalar_rows)))
+        return stale[~keep]
+
+    @staticmethod
+    def _column_spec(plan: _Plan, k: int) -> tuple[Hashable, Callable[[NodeInfo], Any], bool]:
+        """The node table column of node part ``k``: key, row function, per row."""
+        key, compute = plan.node_parts[k]
+        params = plan.instance.params
+        return key, lambda n: compute({"node": n.view, "nodePods": n.pod_views,
+                                       "params": params}), k in plan.views
 
     def _run(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
              known: Callable[[int], tuple[Any, Any]], rows: np.ndarray | None,
@@ -371,7 +403,6 @@ class NodeEvaluator:
         already read keep their values (they are equal for this pod); new ones are
         recorded (and end the template shortcut unless they read only the template)."""
         table = self.table
-        params = plan.instance.params
         columns: dict[int, list[Any]] = {}
 
         def pod_part(k: int) -> Any:
@@ -387,11 +418,9 @@ class NodeEvaluator:
             return value
 
         def node_part(k: int) -> Column:
-            key, compute = plan.node_parts[k]
-            column, values = table.column(key, lambda n: compute(
-                {"node": n.view, "nodePods": n.pod_views, "params": params}),
-                per_row=k in plan.views)
+            column, values = table.column(*self._column_spec(plan, k))
             columns[k] = values
+            plan.read.add(k)
             return column
 
         reasons = isinstance(plan.rule, FilterRule) and plan.rule.reasons is not None
@@ -403,6 +432,7 @@ class NodeEvaluator:
         else:
             for row in rows.tolist():
                 plan.statuses.pop(row, None)
+                plan.scalar_rows.discard(row)
         if not len(rows):
             return
         remainder = plan.remainder.closure(plan.remainder.tree, frozenset())
@@ -430,6 +460,7 @@ class NodeEvaluator:
             return
         act = dict(state.base(plan.instance))
         rule = plan.rule
+        plan.scalar_rows.update(rows)
         for row in rows:
             node: NodeInfo = snapshot.nodes[row]
             act["node"] = node.view
