@@ -85,6 +85,8 @@ class _Plan:
     template_only: tuple[bool, ...]  # per pod part: reads only the pod's template
     views: frozenset[int]  # the node parts that are ``node`` itself (one value per row)
     rejection: Status | None = None
+    # per node part: its NodeTable column (key, row function, one value per row)
+    columns: tuple[tuple[Hashable, Callable[[NodeInfo], Any], bool], ...] = ()
     # the equivalence cache: pod-side parts read (index, frozen value), in order ...
     used: list[tuple[int, Any]] = field(default_factory=list)
     index: Any = None  # ... the snapshot row index (None: not yet evaluated) and table
@@ -127,8 +129,16 @@ def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
         and rule.static_rejection else None
     views = frozenset(k for k, part in enumerate(parts.node_parts)
                       if isinstance(part, ast.Ident) and part.name == "node")
+    columns = tuple((key, _row_function(compute, instance.params), k in views)
+                    for k, (key, compute) in enumerate(node_parts))
     return _Plan(instance, rule, Remainder(parts.remainder, env, program.types),
-                 tuple(pod_parts), tuple(node_parts), template_only, views, rejection)
+                 tuple(pod_parts), tuple(node_parts), template_only, views, rejection,
+                 columns)
+
+
+def _row_function(compute: Evaluator, params: Any) -> Callable[[NodeInfo], Any]:
+    """A node part's value on one node."""
+    return lambda n: compute({"node": n.view, "nodePods": n.pod_views, "params": params})
 
 
 def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],
@@ -379,21 +389,18 @@ class NodeEvaluator:
         rule's closure decided it (from the whole node)."""
         if plan.read & plan.views:  # the node views themselves: new on every change
             return stale
-        keep = np.ones(len(stale), bool)
-        for k in plan.read:
-            keep &= self.table.modified(*self._column_spec(plan, k))[stale] <= plan.epoch
-        if plan.scalar_rows:
-            keep &= ~np.isin(stale, np.fromiter(plan.scalar_rows, np.int64,
-                                                len(plan.scalar_rows)))
-        return stale[~keep]
-
-    @staticmethod
-    def _column_spec(plan: _Plan, k: int) -> tuple[Hashable, Callable[[NodeInfo], Any], bool]:
-        """The node table column of node part ``k``: key, row function, per row."""
-        key, compute = plan.node_parts[k]
-        params = plan.instance.params
-        return key, lambda n: compute({"node": n.view, "nodePods": n.pod_views,
-                                       "params": params}), k in plan.views
+        epoch, scalar_rows = plan.epoch, plan.scalar_rows
+        modified = [self.table.modified(*plan.columns[k]) for k in plan.read]
+        if len(stale) > 16:
+            keep = np.ones(len(stale), bool)
+            for m in modified:
+                keep &= m[stale] <= epoch
+            if scalar_rows:
+                keep &= ~np.isin(stale, np.fromiter(scalar_rows, np.int64, len(scalar_rows)))
+            return stale[~keep]
+        # a bind changes one node: plain Python beats NumPy's per-call cost
+        return np.array([row for row in stale.tolist() if row in scalar_rows
+                         or any(m[row] > epoch for m in modified)], np.int64)
 
     def _run(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
              known: Callable[[int], tuple[Any, Any]], rows: np.ndarray | None,
@@ -418,7 +425,7 @@ class NodeEvaluator:
             return value
 
         def node_part(k: int) -> Column:
-            column, values = table.column(*self._column_spec(plan, k))
+            column, values = table.column(*plan.columns[k])
             columns[k] = values
             plan.read.add(k)
             return column
