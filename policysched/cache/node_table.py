@@ -12,6 +12,7 @@ from a node's column values stays valid while those values do, even if the node 
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,7 @@ import numpy as np
 from ..cel import CelError
 from ..cel.values import INT64_MAX, INT64_MIN
 from ..cel.vector import Column, FactorisedColumn, NumericColumn, column_of, freeze
+from ..model.objects import PodInfo
 from .cache import Snapshot
 from .node_info import NodeInfo
 
@@ -58,6 +60,7 @@ class NodeTable:
         self.epoch = 0
         self._log: list[np.ndarray] = []
         self._log_start = 1
+        self._per_pod: dict[Hashable, weakref.WeakKeyDictionary[PodInfo, Any]] = {}
 
     @property
     def size(self) -> int:
@@ -97,8 +100,18 @@ class NodeTable:
         return np.unique(np.concatenate(parts))
 
     def clear(self) -> None:
-        """Forget every column (the policies changed)."""
+        """Forget every column and per-pod value (the policies changed)."""
         self._columns.clear()
+        self._per_pod.clear()
+
+    def per_pod(self, key: Hashable) -> weakref.WeakKeyDictionary[PodInfo, Any]:
+        """Values computed from one pod alone for the question ``key`` (a column's rows
+        sum them over the pods of a node): computed once per pod object, kept while it
+        lives, until the policies change."""
+        found = self._per_pod.get(key)
+        if found is None:
+            found = self._per_pod[key] = weakref.WeakKeyDictionary()
+        return found
 
     def column(self, key: Hashable, compute: RowFunction, per_row: bool = False
                ) -> tuple[Column, list[Any]]:
