@@ -160,3 +160,20 @@ def test_a_row_is_modified_only_when_its_value_changes() -> None:
     table.refresh(cache.snapshot())
     assert table.modified("views", lambda n: n.view, per_row=True).tolist() == \
         [later, later, later, table.epoch]
+
+
+def test_per_pod_values_live_as_long_as_their_pod_until_the_policies_change() -> None:
+    cache = cluster(1)
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("p1", "n0")))
+    table = NodeTable()
+    info = cache.pod("default/p1")
+    assert info is not None
+    table.per_pod("terms")[info] = "terms of p1"
+    assert table.per_pod("terms").get(info) == "terms of p1"
+    assert table.per_pod("other").get(info) is None
+    table.clear()  # the policies changed: their questions may mean something else
+    assert table.per_pod("terms").get(info) is None
+    table.per_pod("terms")[info] = "terms of p1"
+    cache.apply(ClusterEvent("DELETED", "Pod", pod("p1", "n0")))
+    del info
+    assert len(table.per_pod("terms")) == 0
