@@ -226,10 +226,12 @@ class NodeEvaluator:
                 continue
             plan = self._plan_for(instance, rule)
             self._update(plan, state, snapshot, filter_rows=True)
-            k = len(plans)
             plans.append(plan)
+        # the first rule not passing: written last to first, the first one stays
+        for k in range(len(plans) - 1, -1, -1):
+            plan = plans[k]
             if not (plan.constant and plan.values[0] == PASS):
-                first[(first < 0) & (plan.values != PASS)] = k
+                first[plan.values != PASS] = k
 
         errors = np.zeros(size, bool)
         for k, plan in enumerate(plans):
