@@ -43,10 +43,18 @@ Latencies and pods/s are wall time; ``--clock cpu`` reports process CPU time ins
 reference tier, the cycle's CPU time less the excluded share), steadier when other work
 shares the machine — the ``cpu %`` column (CPU / wall time of a run) shows how busy it was.
 
+Scale: ``--init-pods N`` gives every run N bound init pods instead of the workload's
+count; the default run adds scheduler_perf's largest scale, basic on 5,000 nodes with
+150,000 bound pods (``--scale-points``: ``WORKLOAD@NODES:INIT_PODS``, vectorised tier,
+for the selected workloads; none when given no value), to show that the cost of a cycle
+does not grow with the pods of the cluster. ``peak RSS`` is the process's peak resident
+memory during each run (Linux: VmHWM, reset before the run), set-up included.
+
 ``--max-seconds`` caps every other run (default 60): a tier that has not finished stops after
 the cycle that crosses the cap and reports pods/s over what it did (``measured`` column:
 ``all``, ``first N`` or ``cap``). Progress goes to stderr. The last lines of the output are
-``engine pods/s @<nodes> nodes basic: N`` (vectorised tier, per node count) and
+``engine pods/s @<nodes> nodes basic: N`` (vectorised tier, per node count; ``basic
+<N> bound pods`` for a run with other than the workload's init pods) and
 ``engine speedup vs reference: Nx`` (geometric mean over the workload x node-count pairs).
 
 For reuse (e.g. by a bench/all.py, with bench/ on sys.path as for any script there):
@@ -57,13 +65,17 @@ For reuse (e.g. by a bench/all.py, with bench/ on sys.path as for any script the
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import gc
 import math
+import resource
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from reference import Coverage, ReferenceEvaluator  # bench/reference.py (bench/ on sys.path)
@@ -78,11 +90,40 @@ from policysched.model.objects import parse_timestamp
 TIERS = ("reference", "scalar", "vectorised")
 
 
+@dataclass(frozen=True)
+class ScalePoint:
+    """An extra vectorised run with many bound pods: ``workload`` on ``nodes`` nodes with
+    ``init_pods`` init pods (``--scale-points basic@5000:150000``)."""
+
+    workload: str
+    nodes: int
+    init_pods: int
+
+    @classmethod
+    def parse(cls, text: str) -> ScalePoint:
+        workload, _, rest = text.partition("@")
+        nodes, _, init_pods = rest.partition(":")
+        if workload not in WORKLOADS or not nodes.isdigit() or not init_pods.isdigit():
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: expected WORKLOAD@NODES:INIT_PODS, e.g. basic@5000:150000")
+        return cls(workload, int(nodes), int(init_pods))
+
+    def __str__(self) -> str:
+        return f"{self.workload}@{self.nodes}:{self.init_pods}"
+
+
+# scheduler_perf's largest scale: 150,000 pods on 5,000 nodes (the per-pod cost must not
+# grow with the pods of the cluster)
+SCALE_POINTS = (ScalePoint("basic", 5000, 150000),)
+
+
 # --------------------------------------------------------------------------- workloads
 
 
-def cluster(workload: Workload, nodes: int, pods: int) -> list[dict[str, Any]]:
-    """Nodes, init pods (bound round-robin) and ``pods`` measured pods (pending)."""
+def cluster(workload: Workload, nodes: int, pods: int, init_pods: int | None = None
+            ) -> list[dict[str, Any]]:
+    """Nodes, init pods (bound round-robin; ``init_pods``, default the workload's count)
+    and ``pods`` measured pods (pending)."""
     objects: list[dict[str, Any]] = []
     for i in range(nodes):
         name = f"node-{i}"
@@ -92,7 +133,7 @@ def cluster(workload: Workload, nodes: int, pods: int) -> list[dict[str, Any]]:
                          "labels": {HOSTNAME: name, ZONE: workload.zone(i)}},
             "status": {"capacity": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
         })
-    for i in range(workload.init_pods(nodes)):
+    for i in range(workload.init_pods(nodes) if init_pods is None else init_pods):
         objects.append(workload.init_pod(f"init-{i}", workload.init_namespace,
                                          f"node-{i % nodes}"))
     for i in range(pods):
@@ -132,6 +173,7 @@ class RunResult:
     placements: list[tuple[str, str]] = field(repr=False)  # (pod, node) in binding order
     coverage: Coverage | None = None
     sample: bool = False  # the vectorised run matched to a reference run
+    peak_rss_mib: float = math.nan  # the process's peak RSS during the run (set-up included)
 
     def cycle_seconds(self, clock: str = "wall") -> list[float]:
         return self.cpu_latencies if clock == "cpu" else self.latencies
@@ -169,20 +211,43 @@ class RunResult:
         return "all"
 
 
+def reset_peak_rss() -> None:
+    """Start measuring the peak RSS afresh (Linux: writing 5 to /proc/self/clear_refs
+    resets VmHWM to the current RSS); elsewhere the process-wide peak is reported."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def peak_rss_mib() -> float:
+    """The peak RSS since ``reset_peak_rss`` (VmHWM), else since the process started."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
 def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
             cycles: int | None = None, max_seconds: float = 60.0,
-            progress_every: int = 500, seed: int = 0, sample: bool = False) -> RunResult:
+            progress_every: int = 500, seed: int = 0, sample: bool = False,
+            init_pods: int | None = None) -> RunResult:
     """Schedule ``workload``'s pods on ``nodes`` nodes with ``tier``; at most ``cycles``
-    scheduling cycles (default: until the queue is empty) and ``max_seconds``."""
+    scheduling cycles (default: until the queue is empty) and ``max_seconds``;
+    ``init_pods`` bound pods (default: the workload's count)."""
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r} (one of {', '.join(TIERS)})")
-    pods = workload.measured_pods(nodes, pods)
+    init = workload.init_pods(nodes) if init_pods is None else init_pods
+    pods = workload.measured_pods(nodes, pods) if init_pods is None \
+        else max(0, min(pods, nodes - init)) if workload.one_per_node else pods
     target = pods if cycles is None else min(cycles, pods)
-    label = f"{workload.name} @{nodes} nodes {tier}{' (sample)' if sample else ''}"
+    label = (f"{workload.name} @{nodes} nodes {tier}{' (sample)' if sample else ''}"
+             f"{f' {init} init pods' if init_pods is not None else ''}")
+    gc.collect()
+    reset_peak_rss()
     setup = time.perf_counter()
     engine = load_engine([], None)
     settings = dataclasses.replace(
@@ -191,13 +256,13 @@ def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
     reference = ReferenceEvaluator(engine.frameworks).install() if tier == "reference" else None
     try:
         start = float(parse_timestamp(START))
-        backend = MemoryBackend(cluster(workload, nodes, pods), SimulatedClock(start))
+        backend = MemoryBackend(cluster(workload, nodes, pods, init), SimulatedClock(start))
         scheduler = Scheduler(backend, engine.frameworks, settings)
         scheduler.sync()
         if reference is not None:
             reference.reset_counters()  # coverage of the measured cycles only
         setup_seconds = time.perf_counter() - setup
-        _log(f"[engine] {label}: {pods} pods pending, {workload.init_pods(nodes)} init pods, "
+        _log(f"[engine] {label}: {pods} pods pending, {init} init pods, "
              f"set-up {setup_seconds:.1f} s")
         excluded_start = reference.excluded_seconds if reference else 0.0
         latencies: list[float] = []
@@ -236,15 +301,16 @@ def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
     measured_keys = {f"{workload.measured_namespace}/pod-{i}" for i in range(pods)}
     placements = [(b.pod, b.node) for b in backend.bindings if b.pod in measured_keys]
     result = RunResult(
-        workload=workload.name, nodes=nodes, tier=tier, init_pods=workload.init_pods(nodes),
+        workload=workload.name, nodes=nodes, tier=tier, init_pods=init,
         pods=pods, target=target, attempts=attempts, scheduled=len(placements),
         seconds=wall - excluded_total, cpu_seconds=cpu * (1 - excluded_total / wall)
         if wall > 0 else 0.0, wall_seconds=wall, cpu_share=cpu / wall if wall > 0 else 0.0,
         setup_seconds=setup_seconds, capped=capped, latencies=latencies,
-        cpu_latencies=cpu_latencies, placements=placements, coverage=coverage, sample=sample)
+        cpu_latencies=cpu_latencies, placements=placements, coverage=coverage, sample=sample,
+        peak_rss_mib=peak_rss_mib())
     _log(f"[engine] {label}: {result.scheduled} scheduled in {result.seconds:.1f} s "
          f"({result.pods_per_second:.1f} pods/s, {result.measured}, "
-         f"cpu {result.cpu_share:.0%})")
+         f"cpu {result.cpu_share:.0%}, peak RSS {result.peak_rss_mib:.0f} MiB)")
     return result
 
 
@@ -252,9 +318,12 @@ def run(nodes: Sequence[int] = (1000, 5000), pods: int = 10000,
         workloads: Sequence[str] = tuple(WORKLOADS), tiers: Sequence[str] = TIERS, *,
         reference_pods: int = 10, reference_nodes: Sequence[int] | None = None,
         max_seconds: float = 60.0, reference_max_seconds: float = 300.0,
-        progress_every: int = 500, seed: int = 0) -> list[RunResult]:
+        progress_every: int = 500, seed: int = 0, init_pods: int | None = None,
+        scale_points: Sequence[ScalePoint] = SCALE_POINTS) -> list[RunResult]:
     """Every workload x node count x tier; for the reference tier also the matching
-    vectorised sample run (``sample=True``) that its speed-up is computed against."""
+    vectorised sample run (``sample=True``) that its speed-up is computed against.
+    ``init_pods`` overrides every workload's count of bound init pods; then the
+    ``scale_points`` of the selected workloads (vectorised tier, if selected)."""
     results: list[RunResult] = []
     for name in workloads:
         workload = WORKLOADS[name]
@@ -269,10 +338,19 @@ def run(nodes: Sequence[int] = (1000, 5000), pods: int = 10000,
                             workload, n, pods, t, cycles=reference_pods,
                             max_seconds=reference_max_seconds if t == "reference"
                             else max_seconds,
-                            progress_every=progress_every, seed=seed, sample=is_sample))
+                            progress_every=progress_every, seed=seed, sample=is_sample,
+                            init_pods=init_pods))
                 elif n in nodes:
                     results.append(run_one(workload, n, pods, tier, max_seconds=max_seconds,
-                                           progress_every=progress_every, seed=seed))
+                                           progress_every=progress_every, seed=seed,
+                                           init_pods=init_pods))
+    if "vectorised" in tiers:
+        for point in scale_points:
+            if point.workload in workloads:
+                results.append(run_one(WORKLOADS[point.workload], point.nodes, pods,
+                                       "vectorised", max_seconds=max_seconds,
+                                       progress_every=progress_every, seed=seed,
+                                       init_pods=point.init_pods))
     return results
 
 
@@ -333,8 +411,8 @@ def format_table(results: Sequence[RunResult], clock: str = "wall") -> str:
     ``clock``: "wall" (wall time) or "cpu" (process CPU time: steadier on a busy machine)."""
     lines = [
         "| workload | nodes | tier | init pods | pods | scheduled | measured | pods/s "
-        "| p50 ms | p99 ms | cpu % |",
-        "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|",
+        "| p50 ms | p99 ms | cpu % | peak RSS MiB |",
+        "|---|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         if r.sample:
@@ -342,14 +420,16 @@ def format_table(results: Sequence[RunResult], clock: str = "wall") -> str:
         lines.append(
             f"| {r.workload} | {r.nodes} | {r.tier} | {r.init_pods} | {r.pods} "
             f"| {r.scheduled}/{r.attempts} | {r.measured} | {r.rate(clock):.1f} "
-            f"| {_ms(r.p50(clock))} | {_ms(r.p99(clock))} | {r.cpu_share:.0%} |")
+            f"| {_ms(r.p50(clock))} | {_ms(r.p99(clock))} | {r.cpu_share:.0%} "
+            f"| {r.peak_rss_mib:.0f} |")
     lines.append("")
     lines.append("scheduled: measured pods bound / scheduling cycles run. measured: `all` (the "
                  "queue drained), `first N` (a sample), `cap` (stopped by --max-seconds; "
                  "pods/s over the cycles done). Reference: excluded time (conversions, "
                  "cross-checks) subtracted. cpu %: process CPU time / wall time of the run "
                  "(well under 100%: the machine was busy, wall timings are inflated). "
-                 f"Times: {clock} time.")
+                 "peak RSS: the process's peak resident memory during the run, set-up "
+                 f"included. Times: {clock} time.")
     pairs = speedups(results, clock)
     if pairs:
         lines += [
@@ -431,7 +511,10 @@ def _total_coverage(items: Sequence[Coverage]) -> Coverage:
 def summary_lines(results: Sequence[RunResult], clock: str = "wall") -> list[str]:
     """``engine pods/s @N nodes basic: X`` (vectorised, per node count) and ``engine speedup
     vs reference: Nx`` (geometric mean of the speed-ups)."""
-    lines = [f"engine pods/s @{r.nodes} nodes basic: {r.rate(clock):.1f}"
+    default_init = WORKLOADS["basic"].init_pods
+    lines = [f"engine pods/s @{r.nodes} nodes basic"
+             f"{'' if r.init_pods == default_init(r.nodes) else f' {r.init_pods} bound pods'}"
+             f": {r.rate(clock):.1f}"
              for r in results
              if r.workload == "basic" and r.tier == "vectorised" and not r.sample]
     ratios = [s.ratio for s in speedups(results, clock) if s.ratio > 0]
@@ -462,13 +545,22 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="time the tables report: wall (default) or cpu (process CPU "
                         "time; steadier when other work shares the machine)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--init-pods", type=int, default=None,
+                        help="bound init pods of every run (default: each workload's count, "
+                        "bench/workloads.py)")
+    parser.add_argument("--scale-points", type=ScalePoint.parse, nargs="*",
+                        default=list(SCALE_POINTS), metavar="WORKLOAD@NODES:INIT_PODS",
+                        help="extra vectorised runs with many bound pods, for the selected "
+                        "workloads (default: "
+                        f"{' '.join(str(p) for p in SCALE_POINTS)}; none without a value)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     results = run(args.nodes, args.pods, args.workloads, args.tiers,
                   reference_pods=args.reference_pods, reference_nodes=args.reference_nodes,
                   max_seconds=args.max_seconds,
                   reference_max_seconds=args.reference_max_seconds,
-                  progress_every=args.progress_every, seed=args.seed)
+                  progress_every=args.progress_every, seed=args.seed,
+                  init_pods=args.init_pods, scale_points=args.scale_points)
     print(format_table(results, args.clock))
     print()
     print(f"total time {time.perf_counter() - started:.0f} s; times are {args.clock} time")

@@ -5,13 +5,16 @@ expression part (``node.allocatable``, ``'cpu' in node.free ? node.free['cpu'] :
 ``node.labels``, ``nodePods.filter(...).size()`` ...) on every node, as NumPy arrays where
 the values are numbers or bools and factorised otherwise (see ``cel.vector``). A column
 is kept up to date incrementally: on use, only rows whose node generation changed since
-the column last saw them are recomputed (binding a pod changes one row).
+the column last saw them are recomputed (binding a pod changes one row). Each column also
+knows, per row, the epoch at which its value last changed (``modified``): a result computed
+from a node's column values stays valid while those values do, even if the node changed.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -19,6 +22,7 @@ import numpy as np
 from ..cel import CelError
 from ..cel.values import INT64_MAX, INT64_MIN
 from ..cel.vector import Column, FactorisedColumn, NumericColumn, column_of, freeze
+from ..model.objects import PodInfo
 from .cache import Snapshot
 from .node_info import NodeInfo
 
@@ -41,6 +45,8 @@ class _Column:
     index: dict[Any, int] | None = None  # freeze(value) -> code, for a FactorisedColumn
     used: int = 0  # the table's epoch when last read
     per_row: bool = False  # every row its own value (node views): no factorising
+    # per row, the epoch at which its value last changed (a different value or type)
+    modified: np.ndarray = field(default_factory=lambda: _NO_ROWS)
 
 
 class NodeTable:
@@ -54,6 +60,7 @@ class NodeTable:
         self.epoch = 0
         self._log: list[np.ndarray] = []
         self._log_start = 1
+        self._per_pod: dict[Hashable, weakref.WeakKeyDictionary[PodInfo, Any]] = {}
 
     @property
     def size(self) -> int:
@@ -93,8 +100,18 @@ class NodeTable:
         return np.unique(np.concatenate(parts))
 
     def clear(self) -> None:
-        """Forget every column (the policies changed)."""
+        """Forget every column and per-pod value (the policies changed)."""
         self._columns.clear()
+        self._per_pod.clear()
+
+    def per_pod(self, key: Hashable) -> weakref.WeakKeyDictionary[PodInfo, Any]:
+        """Values computed from one pod alone for the question ``key`` (a column's rows
+        sum them over the pods of a node): computed once per pod object, kept while it
+        lives, until the policies change."""
+        found = self._per_pod.get(key)
+        if found is None:
+            found = self._per_pod[key] = weakref.WeakKeyDictionary()
+        return found
 
     def column(self, key: Hashable, compute: RowFunction, per_row: bool = False
                ) -> tuple[Column, list[Any]]:
@@ -102,6 +119,17 @@ class NodeTable:
         error), brought up to date with the current snapshot; also as a list of values.
         ``per_row``: the values differ on every row (the node views themselves), so the
         column is not factorised by value (codes are the rows)."""
+        col = self._current(key, compute, per_row)
+        return col.data, col.values
+
+    def modified(self, key: Hashable, compute: RowFunction, per_row: bool = False
+                 ) -> np.ndarray:
+        """Per row, the epoch at which the value of column ``key`` (brought up to date, as
+        ``column``) last changed: a value computed from the column at epoch ``e`` holds on
+        the rows where it is at most ``e``."""
+        return self._current(key, compute, per_row).modified
+
+    def _current(self, key: Hashable, compute: RowFunction, per_row: bool) -> _Column:
         assert self.snapshot is not None
         nodes = self.snapshot.nodes
         col = self._columns.get(key)
@@ -109,11 +137,12 @@ class NodeTable:
             values = [_row(compute, n) for n in nodes]
             data = (FactorisedColumn(np.arange(len(values)), values) if per_row
                     else column_of(values))
-            col = _Column(compute, values, self.epoch, data, used=self.epoch, per_row=per_row)
+            col = _Column(compute, values, self.epoch, data, used=self.epoch, per_row=per_row,
+                          modified=np.full(len(values), self.epoch, np.int64))
             if len(self._columns) >= MAX_COLUMNS:
                 del self._columns[min(self._columns, key=lambda k: self._columns[k].used)]
             self._columns[key] = col
-            return col.data, col.values
+            return col
         col.used = self.epoch
         if col.epoch != self.epoch:
             stale = self.changed_since(col.epoch)
@@ -122,16 +151,22 @@ class NodeTable:
                 col.data = (FactorisedColumn(np.arange(len(col.values)), col.values)
                             if col.per_row else column_of(col.values))
                 col.index = None
+                col.modified = np.full(len(col.values), self.epoch, np.int64)
             elif col.per_row:  # the uniques are the values
                 for i in stale.tolist():
-                    col.values[i] = _row(compute, nodes[i])
-            else:
+                    value = _row(compute, nodes[i])
+                    if value is not col.values[i]:
+                        col.values[i] = value
+                        col.modified[i] = self.epoch
+            elif len(stale):
+                old = [col.values[i] for i in stale.tolist()]
                 for i in stale.tolist():
                     col.values[i] = _row(compute, nodes[i])
-                if len(stale):
-                    _patch(col, stale)
+                changed = _patch(col, stale, old)
+                if len(changed):
+                    col.modified[changed] = self.epoch
             col.epoch = self.epoch
-        return col.data, col.values
+        return col
 
 
 def _row(compute: RowFunction, node: NodeInfo) -> Any:
@@ -141,17 +176,20 @@ def _row(compute: RowFunction, node: NodeInfo) -> Any:
         return e
 
 
-def _patch(col: _Column, rows: np.ndarray) -> None:
+def _patch(col: _Column, rows: np.ndarray, old: list[Any]) -> np.ndarray:
     """Write the recomputed ``rows`` into the column's arrays (rebuilt when a value no
-    longer fits the column's type)."""
+    longer fits the column's type); ``old`` are their values before. Returns the rows whose
+    value changed: to another value or type (an error always counts as a change)."""
     data = col.data
     values = col.values
+    listed = rows.tolist()
     if isinstance(data, NumericColumn):
         kind = _DTYPE_KINDS[data.data.dtype]
         if all(type(values[i]) is CelError
                or (type(values[i]) is kind and (kind is not int or _in_int64(values[i])))
-               for i in rows.tolist()):
-            for i in rows.tolist():
+               for i in listed):
+            changed = []
+            for i, before in zip(listed, old, strict=True):
                 v = values[i]
                 error = type(v) is CelError
                 if error and data.err is None:
@@ -160,25 +198,31 @@ def _patch(col: _Column, rows: np.ndarray) -> None:
                     data.err[i] = error
                 if not error:
                     data.data[i] = v
-            return
+                if error or type(before) is not kind or before != v:
+                    changed.append(i)
+            return np.array(changed, np.int64)
     elif isinstance(data, FactorisedColumn) and len(data.uniques) < 2 * len(values) + 16:
         if col.index is None:
             col.index = {freeze(u): c for c, u in enumerate(data.uniques)}
-        for i in rows.tolist():
+        changed = []
+        for i in listed:
             v = values[i]
             key = freeze(v)
             code = col.index.get(key)
             if code is None:
                 code = col.index[key] = len(data.uniques)
                 data.uniques.append(v)
+            if code != data.codes[i] or type(v) is CelError:
+                changed.append(i)
             data.codes[i] = code
             if type(v) is CelError and data.err is None:
                 data.err = np.zeros(len(values), bool)
             if data.err is not None:
                 data.err[i] = type(v) is CelError
-        return
+        return np.array(changed, np.int64)
     col.data = column_of(values)
     col.index = None
+    return rows
 
 
 def _in_int64(value: int) -> bool:

@@ -340,10 +340,18 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
     """``termsOf``: per row, the summed weights of the counted pods' terms that select
     ``pod``, each in the domain of its own topology key."""
 
+    known = view.table.per_pod(key)  # a pod's terms: evaluated once, not per node change
+
+    def terms_of(p: PodInfo) -> Mapping[Hashable, tuple[PodAffinityTerm, int]]:
+        found = known.get(p)
+        if found is None:
+            found = known[p] = counted_terms(p)
+        return found
+
     def weights(node: NodeInfo) -> tuple[tuple[Hashable, PodAffinityTerm, int], ...]:
         found: dict[Hashable, tuple[PodAffinityTerm, int]] = {}
         for p in node.pods.values():
-            for key, (term, weight) in counted_terms(p).items():
+            for key, (term, weight) in terms_of(p).items():
                 before = found.get(key)
                 found[key] = (term, weight + (before[1] if before else 0))
         return tuple((k, t, w) for k, (t, w) in found.items())

@@ -16,9 +16,11 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from ..cache.node_info import NodeInfo
 from ..cel import CelError
@@ -50,6 +52,7 @@ from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
 MAX_NODE_SCORE = 100
 MAX_PERMIT_WAIT = 900  # seconds: kube-scheduler cuts a permit wait to 15 minutes (maxTimeout)
 
+_T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 
@@ -172,18 +175,21 @@ def expression_message(rule: Rule, activation: Mapping[str, Any]) -> str | None:
 class _Variables(dict[str, Any]):
     """``variables`` of one policy for one pod: each computed on first use, then kept."""
 
-    def __init__(self, instance: PolicyInstance, base: dict[str, Any]) -> None:
+    def __init__(self, instance: PolicyInstance, base: Activation) -> None:
         super().__init__()
         self._expressions = instance.policy.variable_expressions
-        self._base: Mapping[str, Any] = base
+        # weak: the base holds this (no reference cycle, so a cycle's state is freed at
+        # once instead of by the garbage collector)
+        self._base = weakref.ref(base)
         self._policy = instance.policy.name
 
     def __missing__(self, name: str) -> Any:
         expression = self._expressions.get(name)
         if expression is None:
             raise KeyError(name)
+        base: Activation = _alive(self._base)
         try:
-            value = expression.evaluate(self._base)
+            value = expression.evaluate(base)
         except CelError as e:
             raise CelError(f"variable {name} of policy {self._policy}: {e.message}") from None
         self[name] = value
@@ -193,32 +199,41 @@ class _Variables(dict[str, Any]):
 class _Aggregates(dict[str, Any]):
     """``aggregates`` of one policy for one pod: each computed on first use, then kept."""
 
-    def __init__(self, instance: PolicyInstance, base: Activation, state: CycleState) -> None:
+    def __init__(self, instance: PolicyInstance, base: Activation, pod: PodInfo,
+                 cluster: aggregates.ClusterView | None) -> None:
         super().__init__()
         self._instance = instance
-        self._base = base
-        self._state = state
+        self._base = weakref.ref(base)  # weak, as _Variables'
+        self._pod, self._view = pod, cluster
 
     def __missing__(self, name: str) -> Any:
         policy = self._instance.policy
         spec = policy.aggregates_by_name.get(name)
-        view = self._state.cluster
+        view = self._view
         if spec is None or view is None:
             raise KeyError(name)
+        base = _alive(self._base)
 
         def evaluate(expression: CelExpression, extra: Mapping[str, Any]) -> Any:
-            activation = self._base.copy()
+            activation = base.copy()
             activation.update(extra)
             return expression.evaluate(activation)
 
         try:
-            value = aggregates.compute(spec, self._state.pod, view, evaluate,
+            value = aggregates.compute(spec, self._pod, view, evaluate,
                                        self._instance.params, id(self._instance))
         except CelError as e:
             raise CelError(messages.AGGREGATE_FAILED.format(
                 name=name, policy=policy.name, error=e.message)) from None
         self[name] = value
         return value
+
+
+def _alive(ref: weakref.ref[_T]) -> _T:
+    """The object of a weak reference held by something it holds (so alive)."""
+    found = ref()
+    assert found is not None
+    return found
 
 
 @dataclass(frozen=True)
@@ -247,37 +262,43 @@ class CycleState:
     template: Any = None  # the pod's template, frozen (see framework.vectorised)
     reserved_counters: list[tuple[str, float]] = field(default_factory=list)
     cluster: aggregates.ClusterView | None = None  # what aggregates read (no snapshot: none)
-    pre_filter_skipped: frozenset[str] = frozenset()  # policies preFilter did not get to
+    pre_filter_skipped: set[str] = field(default_factory=set)  # policies preFilter did not
+    # get to
 
     def base(self, instance: PolicyInstance) -> Activation:
         """The pod-level activation of ``instance``'s expressions."""
         base = self._bases.get(instance.name)
         if base is None:
+            # nothing the base holds refers to this state: no reference cycle, so that the
+            # state is freed when the cycle is over, not by the garbage collector
+            skipped, pod, cluster = self.pre_filter_skipped, self.pod, self.cluster
             base = Activation({"now": self.now, "pod": self.pod.view,
                                "params": instance.params},
                               {"pods": self.pod_views, "nodes": self.node_views,
                                "podsWithAffinity": self.affinity_pod_views,
-                               "workloadSelector": self.workload_selector,
-                               "podGroupPods": self.pod_group_pods,
+                               "workloadSelector": partial(_workload_selector, pod, cluster),
+                               "podGroupPods": partial(_pod_group_pods, pod, cluster),
                                # read in postFilter only, once preFilter is over
-                               "preFilterRan": lambda: instance.name not in
-                               self.pre_filter_skipped})
+                               "preFilterRan": lambda: instance.name not in skipped})
             base["variables"] = _Variables(instance, base)
-            base["aggregates"] = _Aggregates(instance, base, self)
+            base["aggregates"] = _Aggregates(instance, base, pod, cluster)
             self._bases[instance.name] = base
         return base
 
-    def pod_group_pods(self) -> int:
-        """``podGroupPods``: the pods labelled with the pod's pod group, in any phase (0 for
-        a pod of no group, or without a snapshot)."""
-        key = self.pod.group_key
-        return 0 if self.cluster is None or key is None else \
-            self.cluster.snapshot.group_members(key)
 
-    def workload_selector(self) -> dict[str, Any] | None:
-        """``workloadSelector``: kube-scheduler's DefaultSelector of the pod in the cycle's
-        snapshot (None without one)."""
-        return None if self.cluster is None else self.cluster.snapshot.default_selector(self.pod)
+
+def _pod_group_pods(pod: PodInfo, cluster: aggregates.ClusterView | None) -> int:
+    """``podGroupPods``: the pods labelled with the pod's pod group, in any phase (0 for a
+    pod of no group, or without a snapshot)."""
+    key = pod.group_key
+    return 0 if cluster is None or key is None else cluster.snapshot.group_members(key)
+
+
+def _workload_selector(pod: PodInfo, cluster: aggregates.ClusterView | None
+                       ) -> dict[str, Any] | None:
+    """``workloadSelector``: kube-scheduler's DefaultSelector of the pod in the cycle's
+    snapshot (None without one)."""
+    return None if cluster is None else cluster.snapshot.default_selector(pod)
 
 
 class Activation(dict[str, Any]):
@@ -290,6 +311,7 @@ class Activation(dict[str, Any]):
                  lists: Mapping[str, Callable[[], Any]]) -> None:
         super().__init__(values)
         self._lists = lists
+        self._origin: Activation | None = None
 
     def __missing__(self, name: str) -> Any:
         build = self._lists.get(name)
@@ -299,7 +321,9 @@ class Activation(dict[str, Any]):
         return value
 
     def copy(self) -> Activation:
-        return Activation(self, self._lists)
+        copied = Activation(self, self._lists)
+        copied._origin = self  # what its variables and aggregates evaluate with, kept alive
+        return copied
 
 
 class Framework:
@@ -523,7 +547,7 @@ class Framework:
                          status: Status) -> PreFilterResult:
         """preFilter ends at ``instance``'s policy: the policies after it are skipped."""
         after = self.instances[self.instances.index(instance) + 1:]
-        state.pre_filter_skipped = frozenset(i.name for i in after)
+        state.pre_filter_skipped.update(i.name for i in after)
         return PreFilterResult(status)
 
     @staticmethod

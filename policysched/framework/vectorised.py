@@ -85,6 +85,8 @@ class _Plan:
     template_only: tuple[bool, ...]  # per pod part: reads only the pod's template
     views: frozenset[int]  # the node parts that are ``node`` itself (one value per row)
     rejection: Status | None = None
+    # per node part: its NodeTable column (key, row function, one value per row)
+    columns: tuple[tuple[Hashable, Callable[[NodeInfo], Any], bool], ...] = ()
     # the equivalence cache: pod-side parts read (index, frozen value), in order ...
     used: list[tuple[int, Any]] = field(default_factory=list)
     index: Any = None  # ... the snapshot row index (None: not yet evaluated) and table
@@ -95,6 +97,10 @@ class _Plan:
     parts: dict[int, Any] = field(default_factory=dict)  # values of the parts read
     values: np.ndarray = field(default_factory=lambda: np.zeros(0))
     statuses: dict[int, Status] = field(default_factory=dict)
+    # the node parts the results were computed from, and the rows the rule's closure
+    # decided (from the whole node, not the parts)
+    read: set[int] = field(default_factory=set)
+    scalar_rows: set[int] = field(default_factory=set)
     fell_back: bool = False  # the columns failed once (logged once)
 
 
@@ -123,8 +129,16 @@ def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
         and rule.static_rejection else None
     views = frozenset(k for k, part in enumerate(parts.node_parts)
                       if isinstance(part, ast.Ident) and part.name == "node")
+    columns = tuple((key, _row_function(compute, instance.params), k in views)
+                    for k, (key, compute) in enumerate(node_parts))
     return _Plan(instance, rule, Remainder(parts.remainder, env, program.types),
-                 tuple(pod_parts), tuple(node_parts), template_only, views, rejection)
+                 tuple(pod_parts), tuple(node_parts), template_only, views, rejection,
+                 columns)
+
+
+def _row_function(compute: Evaluator, params: Any) -> Callable[[NodeInfo], Any]:
+    """A node part's value on one node."""
+    return lambda n: compute({"node": n.view, "nodePods": n.pod_views, "params": params})
 
 
 def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],
@@ -212,10 +226,12 @@ class NodeEvaluator:
                 continue
             plan = self._plan_for(instance, rule)
             self._update(plan, state, snapshot, filter_rows=True)
-            k = len(plans)
             plans.append(plan)
+        # the first rule not passing: written last to first, the first one stays
+        for k in range(len(plans) - 1, -1, -1):
+            plan = plans[k]
             if not (plan.constant and plan.values[0] == PASS):
-                first[(first < 0) & (plan.values != PASS)] = k
+                first[plan.values != PASS] = k
 
         errors = np.zeros(size, bool)
         for k, plan in enumerate(plans):
@@ -326,6 +342,7 @@ class NodeEvaluator:
             size = self.table.size
             plan.values = np.zeros(size, np.int8 if filter_rows else np.float64)
             plan.statuses, plan.index, plan.constant = {}, None, False
+            plan.scalar_rows = set()
             self._scalar_rows(plan, state, snapshot, list(range(size)), filter_rows)
 
     def _evaluate(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
@@ -354,14 +371,38 @@ class NodeEvaluator:
                 stale = table.changed_since(plan.epoch)
                 if stale is None:
                     stale = np.arange(table.size)
+                elif len(stale):
+                    stale = self._affected(plan, stale)
                 if len(stale):
                     self._run(plan, state, snapshot, known, stale, filter_rows)
             plan.epoch = table.epoch
             return
         plan.used, plan.parts, plan.statuses = [], {}, {}
+        plan.read, plan.scalar_rows = set(), set()
         plan.template = template
         self._run(plan, state, snapshot, known, None, filter_rows)
         plan.index, plan.epoch = snapshot.index, table.epoch
+
+    def _affected(self, plan: _Plan, stale: np.ndarray) -> np.ndarray:
+        """Of the ``stale`` rows (nodes changed since the plan's results), those whose
+        result may differ: the remainder's result on a row depends only on the pod-side
+        parts (equal, or the plan would start over) and the row's values of the node
+        parts it read, so a row where none of those changed keeps its result — unless the
+        rule's closure decided it (from the whole node)."""
+        if plan.read & plan.views:  # the node views themselves: new on every change
+            return stale
+        epoch, scalar_rows = plan.epoch, plan.scalar_rows
+        modified = [self.table.modified(*plan.columns[k]) for k in plan.read]
+        if len(stale) > 16:
+            keep = np.ones(len(stale), bool)
+            for m in modified:
+                keep &= m[stale] <= epoch
+            if scalar_rows:
+                keep &= ~np.isin(stale, np.fromiter(scalar_rows, np.int64, len(scalar_rows)))
+            return stale[~keep]
+        # a bind changes one node: plain Python beats NumPy's per-call cost
+        return np.array([row for row in stale.tolist() if row in scalar_rows
+                         or any(m[row] > epoch for m in modified)], np.int64)
 
     def _run(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
              known: Callable[[int], tuple[Any, Any]], rows: np.ndarray | None,
@@ -371,7 +412,6 @@ class NodeEvaluator:
         already read keep their values (they are equal for this pod); new ones are
         recorded (and end the template shortcut unless they read only the template)."""
         table = self.table
-        params = plan.instance.params
         columns: dict[int, list[Any]] = {}
 
         def pod_part(k: int) -> Any:
@@ -387,11 +427,9 @@ class NodeEvaluator:
             return value
 
         def node_part(k: int) -> Column:
-            key, compute = plan.node_parts[k]
-            column, values = table.column(key, lambda n: compute(
-                {"node": n.view, "nodePods": n.pod_views, "params": params}),
-                per_row=k in plan.views)
+            column, values = table.column(*plan.columns[k])
             columns[k] = values
+            plan.read.add(k)
             return column
 
         reasons = isinstance(plan.rule, FilterRule) and plan.rule.reasons is not None
@@ -403,6 +441,7 @@ class NodeEvaluator:
         else:
             for row in rows.tolist():
                 plan.statuses.pop(row, None)
+                plan.scalar_rows.discard(row)
         if not len(rows):
             return
         remainder = plan.remainder.closure(plan.remainder.tree, frozenset())
@@ -430,6 +469,7 @@ class NodeEvaluator:
             return
         act = dict(state.base(plan.instance))
         rule = plan.rule
+        plan.scalar_rows.update(rows)
         for row in rows:
             node: NodeInfo = snapshot.nodes[row]
             act["node"] = node.view

@@ -10,6 +10,7 @@ import numpy as np
 from policysched.cache.cache import Cache
 from policysched.cache.node_info import NodeInfo
 from policysched.cache.node_table import NodeTable
+from policysched.cel import CelError
 from policysched.cel.vector import FactorisedColumn, NumericColumn
 from policysched.model.events import ClusterEvent
 
@@ -112,3 +113,67 @@ def test_ints_beyond_int64_are_factorised_not_overflowed() -> None:
     assert values == [2**70, 1, 1]
     assert isinstance(column, FactorisedColumn)
     assert [column.uniques[c] for c in column.codes.tolist()] == [2**70, 1, 1]
+
+
+def test_a_row_is_modified_only_when_its_value_changes() -> None:
+    cache = cluster(4)
+    table = NodeTable()
+    given: dict[str, Any] = {"n0": 1, "n1": 1, "n2": "a", "n3": {"k": [1]}}
+
+    def read(n: NodeInfo) -> Any:
+        return given[n.name]
+
+    table.refresh(cache.snapshot())
+    created = table.epoch
+    assert table.modified("numbers", lambda n: given[n.name] if n.name < "n2" else 0
+                          ).tolist() == [created] * 4
+    assert table.modified("any", read).tolist() == [created] * 4
+    # every node changes (a pod on each); n0's value changes type, n2's value, n3's
+    # value is an equal copy, n1's stays
+    given.update(n0=1.0, n2="b", n3={"k": [1]})
+    for i in range(4):
+        cache.apply(ClusterEvent("ADDED", "Pod", pod(f"p{i}", f"n{i}")))
+    table.refresh(cache.snapshot())
+    now = table.epoch
+    assert table.modified("any", read).tolist() == [now, created, now, created]
+    # a numeric column: a new int, the same int, an error
+    given.update(n0=2, n1=0)
+    assert table.modified("ints", lambda n: given[n.name] if n.name < "n2" else 0
+                          ).tolist() == [now] * 4  # new column: every row
+    given.update(n0=3)
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("q0", "n0")))
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("q1", "n1")))
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("q2", "n2")))
+    table.refresh(cache.snapshot())
+    later = table.epoch
+
+    def ints(n: NodeInfo) -> Any:
+        if n.name == "n2":
+            raise CelError("no")
+        return given[n.name] if n.name < "n2" else 0
+
+    assert table.modified("ints", ints).tolist() == [later, now, later, now]
+    # the node views themselves: a new view on every change of the node
+    views = table.modified("views", lambda n: n.view, per_row=True)
+    assert views.tolist() == [later] * 4
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("r3", "n3")))
+    table.refresh(cache.snapshot())
+    assert table.modified("views", lambda n: n.view, per_row=True).tolist() == \
+        [later, later, later, table.epoch]
+
+
+def test_per_pod_values_live_as_long_as_their_pod_until_the_policies_change() -> None:
+    cache = cluster(1)
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("p1", "n0")))
+    table = NodeTable()
+    info = cache.pod("default/p1")
+    assert info is not None
+    table.per_pod("terms")[info] = "terms of p1"
+    assert table.per_pod("terms").get(info) == "terms of p1"
+    assert table.per_pod("other").get(info) is None
+    table.clear()  # the policies changed: their questions may mean something else
+    assert table.per_pod("terms").get(info) is None
+    table.per_pod("terms")[info] = "terms of p1"
+    cache.apply(ClusterEvent("DELETED", "Pod", pod("p1", "n0")))
+    del info
+    assert len(table.per_pod("terms")) == 0

@@ -447,3 +447,49 @@ def test_a_filter_with_reasons_gives_each_node_its_reasons_in_both_tiers(
         assert (node_1.code, node_1.reasons) == (Code.UNSCHEDULABLE, ("not node-0",))
         assert (node_2.code, node_2.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
                                                  ("not node-0", "node-2 too"))
+
+
+LABELLED = """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: labelled}
+spec:
+  filter:
+  - name: open
+    expression: node.labels.?tier.orValue('') != 'off'
+    reason: node is off
+  score:
+  - name: rank
+    expression: "node.labels.?rank.orValue('') == 'high' ? 100 : 0"
+"""
+
+
+def test_results_kept_for_a_changed_node_follow_its_column_values(tmp_path: Path) -> None:
+    """Pods of one template reuse the rules' results of the previous pod on every node
+    whose columns did not change: a node whose labels change between two pods (a Node
+    update) is evaluated again, one whose change leaves the columns as they were (a pod
+    bound there, an unread label) keeps its results — the same decisions as the scalar
+    tier, node by node."""
+    loaded = engine_with(tmp_path, LABELLED)
+    one_template = [o for o in small_cluster(pods=24) if not o["metadata"].get("labels")]
+    schedulers = {evaluation: scheduler(one_template, evaluation, loaded)
+                  for evaluation in (SCALAR, VECTORISED)}
+    for cycle in range(12):
+        for s in schedulers.values():
+            for i in range(3):  # a Node update on every node, changing one column or none
+                node = s.backend.get("Node", f"node-{i}")
+                assert node is not None
+                labels = node["metadata"].setdefault("labels", {})
+                labels["unread"] = str(cycle)
+                if i == cycle % 3:
+                    labels["tier"] = "on" if labels.get("tier") == "off" else "off"
+                if i == (cycle + 1) % 3:
+                    labels["rank"] = "high" if labels.get("rank") != "high" else "low"
+                s.backend.update_object(node)
+            s.sync()
+            assert s.schedule_one()
+            s.sync()
+    scalar, vectorised = ([(b.pod, b.node) for b in s.backend.bindings]
+                          for s in schedulers.values())
+    assert vectorised == scalar
+    assert len(scalar) == 10 and len({node for _, node in scalar}) == 3  # 2 found none
