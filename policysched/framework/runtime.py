@@ -16,9 +16,11 @@ from __future__ import annotations
 import itertools
 import logging
 import math
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from ..cache.node_info import NodeInfo
 from ..cel import CelError
@@ -168,13 +170,23 @@ def expression_message(rule: Rule, activation: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_T = TypeVar("_T")
+
+
+def _alive(ref: weakref.ref[_T]) -> _T:
+    """What ``ref`` points to (an activation, kept alive by its copies)."""
+    value = ref()
+    assert value is not None, "an activation's variables used after it was dropped"
+    return value
+
+
 class _Variables(dict[str, Any]):
     """``variables`` of one policy for one pod: each computed on first use, then kept."""
 
-    def __init__(self, instance: PolicyInstance, base: dict[str, Any]) -> None:
+    def __init__(self, instance: PolicyInstance, base: Activation) -> None:
         super().__init__()
         self._expressions = instance.policy.variable_expressions
-        self._base: Mapping[str, Any] = base
+        self._base = weakref.ref(base)  # which holds this: no reference cycle
         self._policy = instance.policy.name
 
     def __missing__(self, name: str) -> Any:
@@ -182,7 +194,7 @@ class _Variables(dict[str, Any]):
         if expression is None:
             raise KeyError(name)
         try:
-            value = expression.evaluate(self._base)
+            value = expression.evaluate(_alive(self._base))
         except CelError as e:
             raise CelError(f"variable {name} of policy {self._policy}: {e.message}") from None
         self[name] = value
@@ -195,23 +207,25 @@ class _Aggregates(dict[str, Any]):
     def __init__(self, instance: PolicyInstance, base: Activation, state: CycleState) -> None:
         super().__init__()
         self._instance = instance
-        self._base = base
-        self._state = state
+        self._base = weakref.ref(base)  # which holds this: no reference cycle
+        self._pod = state.pod
+        self._view = state.cluster
 
     def __missing__(self, name: str) -> Any:
         policy = self._instance.policy
         spec = policy.aggregates_by_name.get(name)
-        view = self._state.cluster
+        view = self._view
         if spec is None or view is None:
             raise KeyError(name)
+        base = _alive(self._base)
 
         def evaluate(expression: CelExpression, extra: Mapping[str, Any]) -> Any:
-            activation = self._base.copy()
+            activation = base.copy()
             activation.update(extra)
             return expression.evaluate(activation)
 
         try:
-            value = aggregates.compute(spec, self._state.pod, view, evaluate,
+            value = aggregates.compute(spec, self._pod, view, evaluate,
                                        self._instance.params, id(self._instance))
         except CelError as e:
             raise CelError(messages.AGGREGATE_FAILED.format(
@@ -249,34 +263,42 @@ class CycleState:
     pre_filter_skipped: frozenset[str] = frozenset()  # policies preFilter did not get to
 
     def base(self, instance: PolicyInstance) -> Activation:
-        """The pod-level activation of ``instance``'s expressions."""
+        """The pod-level activation of ``instance``'s expressions (its ``preFilterRan``
+        reads the state: the state must outlive it)."""
         base = self._bases.get(instance.name)
         if base is None:
+            # nothing the state holds refers back to it, so no reference cycle: the
+            # cycle's garbage goes as soon as the cycle does
+            state = weakref.proxy(self)
             base = Activation({"now": self.now, "pod": self.pod.view,
                                "params": instance.params},
                               {"pods": self.pod_views, "nodes": self.node_views,
                                "podsWithAffinity": self.affinity_pod_views,
-                               "workloadSelector": self.workload_selector,
-                               "podGroupPods": self.pod_group_pods,
+                               "workloadSelector": partial(
+                                   self.workload_selector, self.cluster, self.pod),
+                               "podGroupPods": partial(
+                                   self.pod_group_pods, self.cluster, self.pod),
                                # read in postFilter only, once preFilter is over
                                "preFilterRan": lambda: instance.name not in
-                               self.pre_filter_skipped})
+                               state.pre_filter_skipped})
             base["variables"] = _Variables(instance, base)
             base["aggregates"] = _Aggregates(instance, base, self)
             self._bases[instance.name] = base
         return base
 
-    def pod_group_pods(self) -> int:
+    @staticmethod
+    def pod_group_pods(cluster: aggregates.ClusterView | None, pod: PodInfo) -> int:
         """``podGroupPods``: the pods labelled with the pod's pod group, in any phase (0 for
         a pod of no group, or without a snapshot)."""
-        key = self.pod.group_key
-        return 0 if self.cluster is None or key is None else \
-            self.cluster.snapshot.group_members(key)
+        key = pod.group_key
+        return 0 if cluster is None or key is None else cluster.snapshot.group_members(key)
 
-    def workload_selector(self) -> dict[str, Any] | None:
+    @staticmethod
+    def workload_selector(cluster: aggregates.ClusterView | None, pod: PodInfo
+                          ) -> dict[str, Any] | None:
         """``workloadSelector``: kube-scheduler's DefaultSelector of the pod in the cycle's
         snapshot (None without one)."""
-        return None if self.cluster is None else self.cluster.snapshot.default_selector(self.pod)
+        return None if cluster is None else cluster.snapshot.default_selector(pod)
 
 
 class Activation(dict[str, Any]):
@@ -289,6 +311,7 @@ class Activation(dict[str, Any]):
                  lists: Mapping[str, Callable[[], Any]]) -> None:
         super().__init__(values)
         self._lists = lists
+        self._origin: Activation | None = None
 
     def __missing__(self, name: str) -> Any:
         build = self._lists.get(name)
@@ -298,7 +321,9 @@ class Activation(dict[str, Any]):
         return value
 
     def copy(self) -> Activation:
-        return Activation(self, self._lists)
+        copy = Activation(self, self._lists)
+        copy._origin = self  # kept alive: its variables and aggregates evaluate with it
+        return copy
 
 
 class Framework:
