@@ -193,8 +193,9 @@ class _Variables(dict[str, Any]):
         expression = self._expressions.get(name)
         if expression is None:
             raise KeyError(name)
+        base = _alive(self._base)
         try:
-            value = expression.evaluate(_alive(self._base))
+            value = expression.evaluate(base)
         except CelError as e:
             raise CelError(f"variable {name} of policy {self._policy}: {e.message}") from None
         self[name] = value
