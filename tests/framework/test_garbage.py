@@ -6,6 +6,7 @@ in ``gc.garbage`` instead of freed) after a warm-up of the same work."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -19,7 +20,7 @@ from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
 from policysched.framework.profiles import Engine
 from policysched.framework.runtime import CycleState
-from policysched.framework.scheduler import Scheduler
+from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
 from policysched.model.clock import SimulatedClock
 from policysched.model.objects import format_timestamp, pod_info
 
@@ -66,11 +67,12 @@ def anti_affine(name: str, color: str) -> dict[str, Any]:
             "topologyKey": HOSTNAME}]}})
 
 
-def cluster() -> tuple[Scheduler, MemoryBackend]:
+def cluster(evaluation: str = VECTORISED) -> tuple[Scheduler, MemoryBackend]:
     """Three nodes in two zones."""
     objects = [node("n1", "a"), node("n2", "a"), node("n3", "b")]
     backend = MemoryBackend(objects, SimulatedClock(START))
-    scheduler = Scheduler(backend, engine().frameworks, engine().settings)
+    settings = dataclasses.replace(engine().settings, evaluation=evaluation)
+    scheduler = Scheduler(backend, engine().frameworks, settings)
     scheduler.sync()
     return scheduler, backend
 
@@ -118,6 +120,21 @@ def unschedulable(scheduler: Scheduler, backend: MemoryBackend, round: int) -> N
     assert backend.events[-1].reason == "FailedScheduling"
 
 
+def rule_error(scheduler: Scheduler, backend: MemoryBackend, round: int) -> None:
+    """Selectors the policies' functions reject: a CEL error for the pod (kept in the
+    cycle's parts and the node table's columns, raised again where read)."""
+    bogus = {"matchExpressions": [{"key": "color", "operator": "Bogus"}]}
+    anti, spreads = anti_affine(f"bad-anti-{round}", "red"), spreading(f"bad-spread-{round}")
+    anti["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"] = bogus
+    spreads["spec"]["topologySpreadConstraints"][0]["labelSelector"] = bogus
+    backend.add_object(anti)
+    backend.add_object(spreads)
+    run(scheduler)
+    assert [(e.reason, "Bogus" in e.message) for e in backend.events[-2:]] == [
+        ("FailedScheduling", True)] * 2
+
+
 def preemption(scheduler: Scheduler, backend: MemoryBackend, round: int) -> None:
     """A high-priority pod that fits on a full node once a low-priority pod is evicted."""
     full = f"full-{round}"
@@ -148,7 +165,7 @@ def events(scheduler: Scheduler, backend: MemoryBackend, round: int) -> None:
 
 Case = Callable[[Scheduler, MemoryBackend, int], None]
 CASES: dict[str, Case] = {c.__name__: c for c in (
-    basic, spread, anti_affinity, unschedulable, preemption, events)}
+    basic, spread, anti_affinity, unschedulable, rule_error, preemption, events)}
 
 
 @contextmanager
@@ -180,9 +197,10 @@ def described(obj: Any) -> str:
     return getattr(obj, "__qualname__", None) or type(obj).__qualname__
 
 
+@pytest.mark.parametrize("evaluation", [VECTORISED, SCALAR])
 @pytest.mark.parametrize("case", CASES)
-def test_a_cycle_leaves_no_reference_cycles(case: str) -> None:
-    scheduler, backend = cluster()
+def test_a_cycle_leaves_no_reference_cycles(case: str, evaluation: str) -> None:
+    scheduler, backend = cluster(evaluation)
     for round in range(2):  # the first run fills what is kept between cycles
         CASES[case](scheduler, backend, round)
     with saved_garbage() as garbage:
