@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..cel import CelError
-from ..cel.values import INT64_MAX, INT64_MIN
+from ..cel.values import INT64_MAX, INT64_MIN, detached
 from ..cel.vector import Column, FactorisedColumn, NumericColumn, column_of, freeze
 from ..model.objects import PodInfo
 from .cache import Snapshot
@@ -173,7 +173,7 @@ def _row(compute: RowFunction, node: NodeInfo) -> Any:
     try:
         return compute(node)
     except CelError as e:
-        return e
+        return detached(e)
 
 
 def _patch(col: _Column, rows: np.ndarray, old: list[Any]) -> np.ndarray:

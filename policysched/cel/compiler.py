@@ -28,6 +28,7 @@ from .values import (
     CostLimitExceeded,
     OptionalValue,
     check_map_key,
+    detached,
     map_lookup,
     no_such_key,
     no_such_overload,
@@ -535,7 +536,7 @@ def _logical(left: Evaluator, right: Evaluator, decisive: bool, name: str) -> Ev
         try:
             lv = left(act)
         except CelError as e:
-            error: CelError = e
+            error: CelError = detached(e)  # kept, then raised as a copy: see detached
         else:
             if lv is decisive:
                 return decisive
@@ -548,10 +549,10 @@ def _logical(left: Evaluator, right: Evaluator, decisive: bool, name: str) -> Ev
         try:
             rv = right(act)
         except CelError:
-            raise error from None
+            raise detached(error) from None
         if rv is decisive:
             return decisive
-        raise error
+        raise detached(error)
 
     return logical
 
@@ -692,14 +693,14 @@ def _quantifier(want: bool) -> Builder:
                 except CelError as e:
                     if isinstance(e, CostLimitExceeded):
                         raise
-                    error = error or e
+                    error = error or detached(e)  # kept, then raised as a copy
                     continue
                 if result is want:
                     return want
                 if result is not (not want):
                     error = error or no_such_overload("predicate", result)
             if error is not None:
-                raise error
+                raise detached(error)
             return not want
 
         return _scoped(quantifier, var, var2)

@@ -26,8 +26,9 @@ absorb them where CEL says a definite result exists.
 
 from __future__ import annotations
 
+import copy
 import math
-from typing import Any
+from typing import Any, TypeVar
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -51,6 +52,16 @@ class CelError(Exception):
 
 class CostLimitExceeded(CelError):
     """The runtime cost budget of one evaluation ran out."""
+
+
+_Error = TypeVar("_Error", bound=CelError)
+
+
+def detached(error: _Error) -> _Error:
+    """A copy of ``error`` without its traceback, to keep as a value or to raise again one
+    that is kept: the frames of a kept error's traceback hold what keeps it (a reference
+    cycle, freed only by a full collection) or keep a finished cycle alive."""
+    return copy.copy(error)
 
 
 def no_such_overload(name: str, *args: Any) -> CelError:

@@ -30,7 +30,7 @@ from .environment import Environment
 from .operators import BINARY
 from .partial import NODE_PART, POD_PART
 from .types import Type
-from .values import INT64_MAX, INT64_MIN, CelError, no_such_key
+from .values import INT64_MAX, INT64_MIN, CelError, detached, no_such_key
 
 Bools = np.ndarray
 
@@ -207,7 +207,7 @@ class Evaluation:
             try:
                 return Scalar(self._pod_part(int(name[len(POD_PART):])))
             except CelError as e:
-                return Scalar(error=e)
+                return Scalar(error=detached(e))
         if name.startswith(NODE_PART):
             return self._node_part(int(name[len(NODE_PART):]))
         return self.generic(node, local)  # a type name used as a value
@@ -424,7 +424,7 @@ class Evaluation:
             try:
                 results.append(fn(*args))
             except CelError as e:
-                results.append(e)
+                results.append(detached(e))
         err = _err_or(*(c.err for _, c in columns))
         return _normalise(FactorisedColumn(inverse.astype(np.int64).reshape(-1), results, err))
 
@@ -453,7 +453,7 @@ class Evaluation:
             try:
                 return Scalar(fn(act))
             except CelError as e:
-                return Scalar(error=e)
+                return Scalar(error=detached(e))
         inputs = [(name, _as_factorised(c)) for name, c in columns]
         combined = inputs[0][1].codes
         for _, column in inputs[1:]:
@@ -466,7 +466,7 @@ class Evaluation:
             try:
                 results.append(fn(act))
             except CelError as e:
-                results.append(e)
+                results.append(detached(e))
         err = _err_or(*(f.err for _, f in inputs))  # (a CelError value is flagged there)
         del keys
         return _normalise(FactorisedColumn(inverse.astype(np.int64).reshape(-1), results, err))

@@ -295,6 +295,7 @@ class Sample:
                            pod_views=snapshot.pod_views, node_views=snapshot.node_views,
                            affinity_pod_views=snapshot.pods_with_affinity_views,
                            cluster=cluster)
+        self.state = state  # what preFilterRan reads
         self.activation = state.base(PolicyInstance(policy, dict(policy.params))).copy()
         self.activation[v.NODE] = node.view
         self.activation[v.NODE_PODS] = list(node.pod_views)

@@ -26,6 +26,7 @@ from ..cache.cache import Snapshot
 from ..cache.node_info import NodeInfo
 from ..cache.node_table import NodeTable
 from ..cel import CelError
+from ..cel.values import detached
 from ..cel.vector import FactorisedColumn, NumericColumn
 from ..model.objects import PodInfo
 from ..model.selectors import (
@@ -358,7 +359,7 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
 
     column, values = view.table.column(key, weights)
     if column.err is not None:
-        raise values[int(np.flatnonzero(column.err)[0])]
+        raise detached(values[int(np.flatnonzero(column.err)[0])])
     assert isinstance(column, FactorisedColumn)
     labels, namespace = pod.view["labels"], pod.namespace
     # kube reads a namespace it does not know as one without labels for existing pods' terms

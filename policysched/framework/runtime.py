@@ -172,6 +172,15 @@ def expression_message(rule: Rule, activation: Mapping[str, Any]) -> str | None:
     return value if isinstance(value, str) else None
 
 
+
+
+def _alive(ref: weakref.ref[_T]) -> _T:
+    """What ``ref`` points to (an activation, kept alive by its copies)."""
+    value = ref()
+    assert value is not None, "an activation's variables used after it was dropped"
+    return value
+
+
 class _Variables(dict[str, Any]):
     """``variables`` of one policy for one pod: each computed on first use, then kept."""
 
@@ -229,13 +238,6 @@ class _Aggregates(dict[str, Any]):
         return value
 
 
-def _alive(ref: weakref.ref[_T]) -> _T:
-    """The object of a weak reference held by something it holds (so alive)."""
-    found = ref()
-    assert found is not None
-    return found
-
-
 @dataclass(frozen=True)
 class PreFilterResult:
     """preFilter's verdict, the node names the filters may consider (None: every node)
@@ -266,7 +268,8 @@ class CycleState:
     # get to
 
     def base(self, instance: PolicyInstance) -> Activation:
-        """The pod-level activation of ``instance``'s expressions."""
+        """The pod-level activation of ``instance``'s expressions (its ``preFilterRan``
+        reads the state: the state must outlive it)."""
         base = self._bases.get(instance.name)
         if base is None:
             # nothing the base holds refers to this state: no reference cycle, so that the

@@ -30,6 +30,7 @@ from ..cache.node_table import NodeTable
 from ..cel import CelError, ast
 from ..cel.compiler import compile_tree
 from ..cel.partial import NODE_PART, POD_PART, SHARED, free_names, shape, split
+from ..cel.values import detached
 from ..cel.vector import (
     Column,
     Evaluation,
@@ -357,7 +358,9 @@ class NodeEvaluator:
             if found is None:
                 try:
                     value = compute(base)
-                except Exception as e:  # raised again where it is read
+                except CelError as e:  # raised again where it is read
+                    value = detached(e)
+                except Exception as e:  # (an engine defect)
                     value = e
                 found = memo[key] = (value, freeze(value))
             return found
@@ -423,7 +426,7 @@ class NodeEvaluator:
                 if not plan.template_only[k]:
                     plan.template = None
             if isinstance(value, Exception):
-                raise value.with_traceback(None)
+                raise detached(value) if isinstance(value, CelError) else value
             return value
 
         def node_part(k: int) -> Column:
@@ -516,7 +519,7 @@ class _RowParts(dict[str, Any]):
                 self._node_part(k)
             value = self._columns[k][self._row]
             if type(value) is CelError:
-                raise value
+                raise detached(value)
         else:
             raise KeyError(name)
         self[name] = value
