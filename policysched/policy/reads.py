@@ -124,8 +124,12 @@ def expression_reads(expression: CelExpression, variables: Mapping[str, frozense
                      aggregates: Mapping[str, frozenset[Fact]]) -> frozenset[Fact]:
     program = expression.program
     walk = _Walk(program.types, variables, aggregates)
+    tree = program.tree
     try:
-        walk.value(program.tree, frozenset())
+        if walk.is_node(tree) or walk.is_node_list(tree):
+            walk.node_source(tree, frozenset())  # a variable's nodes: followed where used
+        else:
+            walk.value(tree, frozenset())
     except (_Unknown, RecursionError):
         return EVERY_FACT
     return frozenset(walk.facts)
@@ -172,11 +176,7 @@ class _Walk:
 
     def value(self, node: ast.Node, bound: frozenset[str]) -> None:
         if self.is_node(node) or self.is_node_list(node):
-            # a node or nodes as a whole: compared, bound, returned, passed on...
-            if not (isinstance(node, ast.Macro) and node.kind == ast.FILTER):
-                raise _Unknown
-            self.node_source(node, bound)
-            return
+            raise _Unknown  # a node or nodes as a whole: compared, bound, passed on...
         if isinstance(node, ast.Ident):
             self.ident(node.name, bound)
         elif isinstance(node, ast.Select):
@@ -270,6 +270,17 @@ class _Walk:
             return
         if isinstance(node, ast.Macro) and node.kind == ast.FILTER and node.target is not None:
             self.macro(node, bound)  # nodes.filter(n, ...): the list, and what n reads
+            return
+        if (isinstance(node, ast.Select) and isinstance(node.operand, ast.Ident)
+                and node.operand.name == VARIABLES and VARIABLES not in bound):
+            self.facts |= self.known(self.variables, node.field)  # a variable's nodes
+            return
+        if isinstance(node, ast.Call) and node.target is None and len(node.args) in (2, 3) \
+                and node.function in (ast.COND, ast.ADD):  # c ? xs : ys, xs + ys
+            if node.function == ast.COND:
+                self.value(node.args[0], bound)
+            for arg in node.args[-2:]:
+                self.node_source(arg, bound)
             return
         raise _Unknown
 

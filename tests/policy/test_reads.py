@@ -93,6 +93,15 @@ def test_variables_and_aggregates_count_what_they_read() -> None:
         F.NAMESPACE_LABELS}
 
 
+def test_a_variable_holding_nodes_is_followed_where_it_is_used() -> None:
+    assert reads("variables.v1.exists(n, n.taints.size() > 0)", point="preFilter",
+                 variables=("nodes.filter(n, n.labels.size() > 0)",
+                            "pod.priority > 0 ? variables.v0 : variables.v0 + nodes")) == {
+        F.NODE_ADDED, F.NODE_DELETED, F.NODE_LABELS, F.NODE_TAINTS}
+    assert reads("variables.v0 == []", point="preFilter",
+                 variables=("nodes.filter(n, n.labels.size() > 0)",)) == EVERY_FACT
+
+
 def test_only_the_gate_prefilter_and_filter_rules_are_hinted() -> None:
     assert reads("pod.labels.size() > 0", point="preEnqueue") == set()
     lines = ["apiVersion: policysched.io/v1alpha1", "kind: SchedulingPolicy",
