@@ -330,10 +330,11 @@ class LeaderElector(Worker):
         now = micro_time(time.time())
         mine = LeaseRecord(self.identity, self.settings.lease_duration, now, now)
         try:
-            if self._holds() and self._lease_valid():  # the fast path: renew what we wrote
-                assert self._observed is not None
-                renewed = replace(mine, acquire_time=self._observed.acquire_time,
-                                  transitions=self._observed.transitions)
+            observed = self._observed
+            if observed is not None and self._holds() and self._lease_valid():
+                # the fast path: renew the Lease as we last wrote it, without reading it
+                renewed = replace(mine, acquire_time=observed.acquire_time,
+                                  transitions=observed.transitions)
                 try:
                     self.lock.update(renewed)
                     self._observed, self._observed_at = renewed, self._clock()
