@@ -355,6 +355,8 @@ class Framework:
         every rule of the policy has ``failurePolicy: Ignore``: then the policy is skipped,
         as each of its rules would be."""
         known = state._matches.get(instance.name)
+        if known is True:
+            return True
         if known is None:
             known = state._matches[instance.name] = self._match(state, instance)
         if isinstance(known, Status):
