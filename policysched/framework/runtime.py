@@ -229,9 +229,11 @@ class _Aggregates(dict[str, Any]):
 
 
 def _alive(ref: weakref.ref[_T]) -> _T:
-    """The object of a weak reference held by something it holds (so alive)."""
+    """The object of a weak reference held by something it holds (so alive: an
+    activation's ``variables`` and ``aggregates`` are read through that activation)."""
     found = ref()
-    assert found is not None
+    if found is None:
+        raise RuntimeError(messages.ACTIVATION_GONE)
     return found
 
 
@@ -265,7 +267,8 @@ class CycleState:
     # get to
 
     def base(self, instance: PolicyInstance) -> Activation:
-        """The pod-level activation of ``instance``'s expressions."""
+        """The pod-level activation of ``instance``'s expressions. Its ``variables`` and
+        ``aggregates`` hold it weakly: read them through it, while it is alive."""
         base = self._bases.get(instance.name)
         if base is None:
             # nothing the base holds refers to this state: no reference cycle, so that the
