@@ -108,3 +108,5 @@ AGGREGATE_UNKNOWN_NODE = "node {node} is not a node of this scheduling cycle"
 AGGREGATE_GROUP_BY = "groupBy must be a node label key (a string), got {value!r}"
 AGGREGATE_WEIGHT = "the weight of a weighted term must be an int, got {value!r}"
 AGGREGATE_NOT_SCORING = "scoredDomains() is known only in preScore and score rules"
+ACTIVATION_GONE = ("a policy's variables or aggregates were read after the activation "
+                   "holding them was freed (an engine bug)")

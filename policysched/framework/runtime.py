@@ -173,14 +173,6 @@ def expression_message(rule: Rule, activation: Mapping[str, Any]) -> str | None:
 
 
 
-
-def _alive(ref: weakref.ref[_T]) -> _T:
-    """What ``ref`` points to (an activation, kept alive by its copies)."""
-    value = ref()
-    assert value is not None, "an activation's variables used after it was dropped"
-    return value
-
-
 class _Variables(dict[str, Any]):
     """``variables`` of one policy for one pod: each computed on first use, then kept."""
 
@@ -238,6 +230,15 @@ class _Aggregates(dict[str, Any]):
         return value
 
 
+def _alive(ref: weakref.ref[_T]) -> _T:
+    """The object of a weak reference held by something it holds (so alive: an
+    activation's ``variables`` and ``aggregates`` are read through that activation)."""
+    found = ref()
+    if found is None:
+        raise RuntimeError(messages.ACTIVATION_GONE)
+    return found
+
+
 @dataclass(frozen=True)
 class PreFilterResult:
     """preFilter's verdict, the node names the filters may consider (None: every node)
@@ -268,8 +269,8 @@ class CycleState:
     # get to
 
     def base(self, instance: PolicyInstance) -> Activation:
-        """The pod-level activation of ``instance``'s expressions (its ``preFilterRan``
-        reads the state: the state must outlive it)."""
+        """The pod-level activation of ``instance``'s expressions. Its ``variables`` and
+        ``aggregates`` hold it weakly: read them through it, while it is alive."""
         base = self._bases.get(instance.name)
         if base is None:
             # nothing the base holds refers to this state: no reference cycle, so that the
@@ -376,6 +377,8 @@ class Framework:
         every rule of the policy has ``failurePolicy: Ignore``: then the policy is skipped,
         as each of its rules would be."""
         known = state._matches.get(instance.name)
+        if known is True:
+            return True
         if known is None:
             known = state._matches[instance.name] = self._match(state, instance)
         if isinstance(known, Status):

@@ -309,15 +309,15 @@ class NodeEvaluator:
                     if found is not None:
                         return found, totals, parts
             raw = plan.values[rows]
-            infinite = np.flatnonzero(~np.isfinite(raw))
-            if len(infinite):
-                i = int(infinite[0])
+            finite = np.isfinite(raw)
+            if not finite.all():
+                i = int(np.flatnonzero(~finite)[0])
                 return score_not_finite(rule, snapshot.nodes[int(rows[i])].name,
                                         float(raw[i])), totals, parts
             scores = _normalise(raw, rule.normalize)
-            outside = np.flatnonzero(~((scores >= 0) & (scores <= MAX_NODE_SCORE)))
-            if len(outside):
-                i = int(outside[0])
+            inside = (scores >= 0) & (scores <= MAX_NODE_SCORE)
+            if not inside.all():
+                i = int(np.flatnonzero(~inside)[0])
                 return score_out_of_range(rule, snapshot.nodes[int(rows[i])].name,
                                           float(scores[i])), totals, parts
             weighted = np.trunc(scores).astype(np.int64) * (rule.weight * instance.weight)

@@ -1165,3 +1165,45 @@ def test_an_existing_pods_namespace_selector_selects_by_the_namespaces_labels(
     assert node is None and "didn't satisfy existing pods anti-affinity rules" in str(message)
     assert outcomes["shop-b/web-b"][0] == "n1"
     assert outcomes["nowhere/web-unknown"][0] == "n1"
+
+
+def test_a_pod_recreated_with_other_terms_is_counted_with_its_new_terms() -> None:
+    """A counted pod's ``termsOf`` terms are kept per pod object (evaluated once, not on
+    every change of its node): a pod deleted and created again under the same name with
+    other terms is counted with the new ones."""
+    nodes = [{"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}
+             for name in ("n0", "n1")]
+
+    def guard(anti: bool) -> dict[str, Any]:
+        spec: dict[str, Any] = {"nodeName": "n0", "containers": [{"name": "c"}]}
+        if anti:
+            spec["affinity"] = {"podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [{
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                    "topologyKey": "kubernetes.io/hostname"}]}}
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "guard", "namespace": "default"}, "spec": spec}
+
+    web = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
+           "spec": {"schedulerName": "policysched", "containers": [{"name": "c"}]}}
+    s, backend, _ = scheduler([*nodes, guard(False), web], new_engine(), VECTORISED)
+    fwk = next(iter(s.profiles.values()))
+    [instance] = [i for i in fwk.instances if i.name == AFFINITY]
+
+    def counted() -> list[int]:
+        snapshot = s.cache.snapshot()
+        pod = s.cache.pod("default/web")
+        assert pod is not None
+        base = s.cycle_state(pod, snapshot).base(instance)  # its aggregates live with it
+        value = base["aggregates"]["existingAntiAffinity"]
+        return [value.count(n.view) for n in snapshot.nodes]
+
+    assert counted() == [0, 0]
+    for anti in (True, False, True):
+        backend.delete_object("Pod", "guard", "default")
+        backend.add_object(guard(anti))
+        s.sync()
+        assert counted() == ([1, 0] if anti else [0, 0]), anti
