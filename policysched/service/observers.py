@@ -66,15 +66,16 @@ class RunObserver:
 
 
 class LogObserver(RunObserver):
-    """Logs each attempt as kube-scheduler does: an error at every verbosity, a binding
-    or an unschedulable pod only with ``-v 1`` and more (kube-scheduler's V(2)); at the
-    default verbosity each pod's outcome is in its Events."""
+    """Logs each attempt: an erring one at every verbosity (info: an API outage is
+    reported once per client by the connection logs, not once per pod), a binding or an
+    unschedulable pod only with ``-v 1`` and more (kube-scheduler's V(2)); at the default
+    verbosity each pod's outcome is in its Events."""
 
     def on_attempt(self, attempt: Attempt) -> None:
         if attempt.result == RESULT_SCHEDULED:
             queued = (attempt.in_queue or 0.0) * 1000
             log.debug(km.LOG_BOUND, attempt.pod, attempt.node, attempt.attempts, queued)
         else:
-            log.log(logging.WARNING if attempt.result == RESULT_ERROR else logging.DEBUG,
+            log.log(logging.INFO if attempt.result == RESULT_ERROR else logging.DEBUG,
                     km.LOG_FAILED, attempt.pod, attempt.attempts, attempt.result,
                     attempt.message)
