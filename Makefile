@@ -71,8 +71,8 @@ bench-engine: $(STAMP)
 
 # policysched and the reference kube-scheduler side by side on private local control planes
 # (KWOK nodes), 1,000 and 5,000 nodes, workloads basic, pod-anti-affinity and topology-spread,
-# 2,000 pods each, 3 runs of each scheduler per workload taking turns (about 30 minutes on 2
-# cores); per node count and workload: throughput, create→bind p50/p99, CPU ms/pod, peak RSS
+# 2,000 pods each, 5 runs of each scheduler per workload taking turns (about 32 minutes on 2
+# cores: 3 runs took 19); per node count and workload: throughput, create→bind p50/p99, CPU ms/pod, peak RSS
 # (median and min-max of the runs, ratios of the medians), policysched's CPU per thread; a
 # cold ~/.cache/policysched builds the binaries first. Smaller: $(BIN)/python bench/e2e.py
 # --nodes 1000 --pods 500 --workloads topology-spread --repeat 1 (see its --help).

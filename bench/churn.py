@@ -46,6 +46,7 @@ from workloads import default_pod
 REPO = Path(__file__).resolve().parents[1]
 REPORT = REPO / "docs" / "benchmarks.md"
 SECTION = "## Memory over a long run"
+SUMMARY = "## Summary"  # bench/all.py's last section
 NAMESPACE = "churn"
 
 DEFAULT_MINUTES = 30.0
@@ -78,6 +79,7 @@ class ChurnResult:
     errors: list[str] = field(default_factory=list)
     problem: str = ""  # why the run stopped early
     versions: str = ""
+    code: str = ""  # which policysched code ran (a digest of its sources)
 
     @property
     def rss(self) -> list[float]:
@@ -203,6 +205,7 @@ def run(nodes: int = DEFAULT_NODES, minutes: float = DEFAULT_MINUTES,
                            f"kwok {env['KWOK_VERSION']}")
         e2e.ensure_namespace(cluster.api, NAMESPACE)
         scheduler = e2e.start_policysched(cluster, e2e.DEFAULT_QPS, e2e.DEFAULT_BURST)
+        result.code = scheduler.code
         try:
             churn(cluster, scheduler, result, sample_every)
         finally:
@@ -229,7 +232,8 @@ def format_report(result: ChurnResult) -> str:
            f"each deleted {result.lifetime:g} s after its creation (about "
            f"{result.rate * result.lifetime:.0f} at a time; of ten, eight bound, one "
            "unschedulable, one for another scheduler); policysched's RSS (VmRSS) sampled every "
-           f"{result.samples[1].seconds - result.samples[0].seconds:.0f} s."
+           f"{result.samples[1].seconds - result.samples[0].seconds:.0f} s; code: "
+           f"{result.code}."
            if len(result.samples) > 1 else "`bench/churn.py`: no samples.", ""]
     if result.problem:
         out += [f"Stopped early: {result.problem}", ""]
@@ -276,11 +280,15 @@ def summary_line(result: ChurnResult) -> str:
 
 
 def replace_section(text: str, body: str) -> str:
-    """``text`` (docs/benchmarks.md) with its ``SECTION`` replaced by ``body`` (added at the
-    end when there is none); the section runs to the next ``## `` heading."""
+    """``text`` (docs/benchmarks.md) with its ``SECTION`` replaced by ``body`` (when there
+    is none: added before the summary, as ``bench/all.py`` places it, or at the end); the
+    section runs to the next ``## `` heading."""
     section = f"{SECTION}\n\n{body.rstrip()}\n"
     start = text.find(SECTION + "\n")
     if start < 0:
+        summary = text.find("\n" + SUMMARY + "\n")
+        if summary >= 0:
+            return text[:summary].rstrip() + "\n\n" + section + "\n" + text[summary + 1:]
         return text.rstrip() + "\n\n" + section
     end = text.find("\n## ", start + len(SECTION))
     return text[:start] + section + (text[end:] if end >= 0 else "")
@@ -324,8 +332,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    machine = e2e.machine()
     print(f"policysched churn benchmark, {when}: {args.minutes:g} min, {args.nodes} nodes, "
-          f"{args.rate:g} pods/s, lifetime {args.lifetime:g} s; {e2e.machine()}", flush=True)
+          f"{args.rate:g} pods/s, lifetime {args.lifetime:g} s; {machine}", flush=True)
     try:
         result = run(args.nodes, args.minutes, args.rate, args.lifetime, args.sample,
                      keep=args.keep)
@@ -338,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = format_report(result)
     print("\n" + report)
     if not args.no_write and result.samples:
-        body = f"Measured {when} on {e2e.machine()}.\n\n{report}"
+        body = f"Measured {when} by `make bench-churn` on {machine}.\n\n{report}"
         text = REPORT.read_text() if REPORT.exists() else "# Benchmarks\n"
         REPORT.write_text(replace_section(text, body))
         print(f"wrote {REPORT.relative_to(REPO)} ({SECTION[3:]})", flush=True)

@@ -1,7 +1,7 @@
 """End-to-end benchmark: policysched and the reference kube-scheduler, side by side.
 
 A program, not a test: ``make bench-e2e`` (or ``python bench/e2e.py --nodes 1000 5000
---pods 2000 --workloads basic pod-anti-affinity topology-spread --repeat 3``). For each node
+--pods 2000 --workloads basic pod-anti-affinity topology-spread --repeat 5``). For each node
 count it
 starts a private control plane with ``deploy/local/cluster.sh`` in a temporary
 ``CLUSTER_DIR`` (etcd, kube-apiserver, KWOK; the nodes are scheduler_perf's: 4 CPU / 32 Gi /
@@ -23,7 +23,7 @@ templates, node zones and init pods of ``bench/workloads.py`` (its docstring has
 4. it is stopped, its pods are deleted, and the reference kube-scheduler built from the same
    Kubernetes release (``cluster.sh start-scheduler``, default profile) schedules the same
    pods, same names, same namespace, same init pods;
-5. steps 3-4 are repeated ``--repeat`` times (default 3: the machine is noisy), which
+5. steps 3-4 are repeated ``--repeat`` times (default 5: the machine is noisy), which
    scheduler goes first alternating (policysched, kube-scheduler, kube-scheduler,
    policysched, …), the measured pods deleted after every run;
 6. both namespaces are emptied for the next workload.
@@ -117,7 +117,7 @@ DEFAULT_BURST = 5000
 DEFAULT_WORKERS = 32  # pod-creating threads (one keep-alive connection each)
 DEFAULT_TIMEOUT = 600.0  # seconds per scheduler run
 DEFAULT_STALL = 120.0  # seconds without a new binding (all pods created) → cut the run
-DEFAULT_REPEAT = 3  # runs of each scheduler per workload: ~30 min for 1,000 + 5,000 nodes
+DEFAULT_REPEAT = 5  # runs of each scheduler per workload: 3 took 19 min for 1,000 + 5,000 nodes
 
 BUILD_TIMEOUT = 3600.0  # a cold build: ~18 min measured on 2 cores
 UP_ATTEMPTS = 2  # a start-up can lose a race for a port on a busy machine: one retry

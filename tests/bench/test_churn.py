@@ -43,6 +43,9 @@ def test_the_section_is_replaced_in_place_or_added(tmp_path: Path) -> None:
     assert replaced == f"# Benchmarks\n\n## Engine\n\nA\n\n{SECTION}\n\nnew\n\n## Summary\n\nS\n"
     added = replace_section("# Benchmarks\n", "new")
     assert added == f"# Benchmarks\n\n{SECTION}\n\nnew\n"
+    before_summary = replace_section("# Benchmarks\n\n## Engine\n\nA\n\n## Summary\n\nS\n", "new")
+    assert before_summary == (f"# Benchmarks\n\n## Engine\n\nA\n\n{SECTION}\n\nnew\n\n"
+                              "## Summary\n\nS\n")
     path = tmp_path / "benchmarks.md"
     path.write_text(replaced)
     assert existing_section(path) == f"{SECTION}\n\nnew\n"
