@@ -553,6 +553,7 @@ class Framework:
                          status: Status) -> PreFilterResult:
         """preFilter ends at ``instance``'s policy: the policies after it are skipped."""
         after = self.instances[self.instances.index(instance) + 1:]
+        state.pre_filter_skipped.clear()  # in place: the activations' preFilterRan read it
         state.pre_filter_skipped.update(i.name for i in after)
         return PreFilterResult(status)
 
