@@ -50,12 +50,13 @@ for the selected workloads; none when given no value), to show that the cost of 
 does not grow with the pods of the cluster. ``peak RSS`` is the process's peak resident
 memory during each run (Linux: VmHWM, reset before the run), set-up included.
 
-Garbage collection: after the set-up, every object then alive is frozen (``gc.freeze()``),
-as a long-running scheduler should do after its initial sync (``--no-gc-freeze``: not).
-Otherwise Python's full collections, which come after the heap grew by a quarter, each
-traverse every object of the cluster — 1.6 s of CPU each with 150,000 bound pods (one
-came within the first 4,000 measured pods, a third of their CPU time): a cost of the
-process's memory management that grows with the pods, not of the scheduling cycle.
+Garbage collection as ``policysched run`` paces it (``policysched.service.collector``): after
+the set-up, every object then alive is frozen (``gc.freeze()``), as the scheduler does after
+its initial sync, and full collections run at most once a minute (``--no-gc-freeze``:
+CPython's own schedule). Otherwise Python's full collections, which come after the heap grew
+by a quarter, each traverse every object of the cluster — 1.6 s of CPU each with 150,000
+bound pods (one came within the first 4,000 measured pods, a third of their CPU time): a cost
+of the process's memory management that grows with the pods, not of the scheduling cycle.
 
 ``--max-seconds`` caps every other run (default 60): a tier that has not finished stops after
 the cycle that crosses the cap and reports pods/s over what it did (``measured`` column:
@@ -93,6 +94,7 @@ from policysched.commands.loading import load_engine
 from policysched.framework.scheduler import Scheduler
 from policysched.model.clock import SimulatedClock
 from policysched.model.objects import parse_timestamp
+from policysched.service.collector import GarbageCollector
 
 TIERS = ("reference", "scalar", "vectorised")
 
@@ -244,8 +246,8 @@ def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
             init_pods: int | None = None, freeze: bool = True) -> RunResult:
     """Schedule ``workload``'s pods on ``nodes`` nodes with ``tier``; at most ``cycles``
     scheduling cycles (default: until the queue is empty) and ``max_seconds``;
-    ``init_pods`` bound pods (default: the workload's count); ``freeze``: ``gc.freeze()``
-    after the set-up."""
+    ``init_pods`` bound pods (default: the workload's count); ``freeze``: garbage
+    collection paced as ``policysched run`` does (module doc)."""
     if tier not in TIERS:
         raise ValueError(f"unknown tier {tier!r} (one of {', '.join(TIERS)})")
     init = workload.init_pods(nodes) if init_pods is None else init_pods
@@ -255,6 +257,9 @@ def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
     label = (f"{workload.name} @{nodes} nodes {tier}{' (sample)' if sample else ''}"
              f"{f' {init} init pods' if init_pods is not None else ''}")
     gc.collect()
+    collector = GarbageCollector()
+    if freeze:
+        collector.configure()
     reset_peak_rss()
     setup = time.perf_counter()
     engine = load_engine([], None)
@@ -268,8 +273,7 @@ def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
         scheduler = Scheduler(backend, engine.frameworks, settings)
         scheduler.sync()
         if freeze:
-            gc.collect()
-            gc.freeze()  # the set-up's objects: out of the collector's sight (module doc)
+            collector.freeze()  # the set-up's objects: out of the collector's sight
         if reference is not None:
             reference.reset_counters()  # coverage of the measured cycles only
         setup_seconds = time.perf_counter() - setup
@@ -294,6 +298,8 @@ def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
             # the excluded wall time, as a share of the cycle's CPU time
             cpu_latencies.append((c1 - c0) * (1 - excluded / (t1 - t0)) if t1 > t0 else 0.0)
             scheduler.sync()
+            if freeze:
+                collector.tick()
             attempts += 1
             now = time.perf_counter()
             if now - started >= max_seconds and attempts < target:
@@ -307,7 +313,7 @@ def run_one(workload: Workload, nodes: int, pods: int, tier: str, *,
         excluded_total = (reference.excluded_seconds - excluded_start) if reference else 0.0
         coverage = reference.coverage() if reference else None
     finally:
-        gc.unfreeze()
+        collector.restore()
         if reference is not None:
             reference.uninstall()
     measured_keys = {f"{workload.measured_namespace}/pod-{i}" for i in range(pods)}
@@ -567,7 +573,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "workloads (default: "
                         f"{' '.join(str(p) for p in SCALE_POINTS)}; none without a value)")
     parser.add_argument("--no-gc-freeze", action="store_true",
-                        help="do not freeze the set-up's objects (gc.freeze) before a run")
+                        help="CPython's own garbage collection schedule, not policysched "
+                        "run's (set-up frozen, full collections once a minute)")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     results = run(args.nodes, args.pods, args.workloads, args.tiers,

@@ -86,6 +86,8 @@ from .transport import (
     Backoff,
     TokenBucket,
     Transport,
+    end_stream,
+    interrupt,
     pooled_connections,
 )
 from .transport import lines as response_lines
@@ -258,17 +260,7 @@ class Informer:
         """End the watch in progress: the informer watches again from the last
         resourceVersion (or, after ``stop()``, ends)."""
         self._interrupted = True  # a watch being opened ends as soon as it is
-        response = self._response
-        if response is None:
-            return
-        try:
-            shutdown = getattr(response, "shutdown", None)  # urllib3 >= 2.3
-            if shutdown is not None:
-                shutdown()
-            else:
-                response.close()
-        except Exception:  # the connection is going away anyway
-            pass
+        interrupt(self._response)
 
     def synced(self) -> bool:
         return self._synced.is_set()
@@ -425,10 +417,7 @@ class Informer:
         finally:
             self._response = None
             interrupted, self._interrupted = self._interrupted, False
-            with contextlib.suppress(Exception):  # never reuse a watch's connection
-                response.close()
-            with contextlib.suppress(Exception):
-                response.release_conn()
+            end_stream(response)
         return resource_version, interrupted
 
     def _on_line(self, line: bytes, resource_version: str,

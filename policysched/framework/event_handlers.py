@@ -254,6 +254,7 @@ def _pod_identity(pod: PodInfo) -> tuple[Any, ...]:
     whether it is going away."""
     return pod.view["labels"], pod.deleting
 
+
 def _object_key(event: ClusterEvent) -> str:
     """The key of an event's object, as far as it can be read: "namespace/name" for a pod
     (that of its deletion, which drops the entry), else its name."""
