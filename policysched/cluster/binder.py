@@ -40,7 +40,10 @@ class BindPool:
         self.size = size
         self._run = run
         self._notify = notify
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
+        # two conditions on one lock, so that a bind wakes one worker, not every thread
+        self._work_ready = threading.Condition(self._lock)  # workers: a request queued
+        self._room = threading.Condition(self._lock)  # submit / wait_idle: a bind ended
         self._queue: deque[BindRequest] = deque()
         self._outcomes: list[BindOutcome] = []
         self._in_flight = 0
@@ -52,15 +55,15 @@ class BindPool:
     @property
     def in_flight(self) -> int:
         """Requests submitted whose outcome is not ready yet."""
-        with self._cond:
+        with self._lock:
             return self._in_flight
 
     def submit(self, request: BindRequest) -> None:
         """Queue a bind; blocks while ``size`` binds are in flight. After ``close`` the
         request is abandoned at once."""
-        with self._cond:
+        with self._lock:
             while self._in_flight >= self.size and not self._closed:
-                self._cond.wait()
+                self._room.wait()
             if self._closed:
                 self._outcomes.append(_abandoned(request))
             else:
@@ -69,37 +72,38 @@ class BindPool:
                 self._queue.append(request)
                 if len(self._queue) > self._idle and len(self._threads) < self.size:
                     self._spawn()
-                self._cond.notify_all()
+                self._work_ready.notify()
                 return
         self._notify()
 
     def drain(self) -> list[BindOutcome]:
         """The outcomes since the last call, in completion order."""
-        with self._cond:
+        with self._lock:
             outcomes, self._outcomes = self._outcomes, []
             return outcomes
 
     def has_outcomes(self) -> bool:
-        with self._cond:
+        with self._lock:
             return bool(self._outcomes)
 
     def wait_idle(self, timeout: float | None) -> bool:
         """Wait until no bind is in flight (at most ``timeout`` seconds); returns whether
         none is."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._in_flight == 0, timeout)
+        with self._lock:
+            return self._room.wait_for(lambda: self._in_flight == 0, timeout)
 
     def close(self, timeout: float = 2.0) -> None:
         """Stop: abandon the requests not started, give the running ones ``timeout``
         seconds to end (a bind already sent cannot be taken back; the API server refuses a
         second bind of the same pod)."""
-        with self._cond:
+        with self._lock:
             self._closed = True
             abandoned = list(self._queue)
             self._queue.clear()
             self._in_flight -= len(abandoned)
             self._outcomes.extend(_abandoned(r) for r in abandoned)
-            self._cond.notify_all()
+            self._work_ready.notify_all()
+            self._room.notify_all()
             threads = list(self._threads)
         deadline = time.monotonic() + timeout
         for thread in threads:
@@ -118,19 +122,19 @@ class BindPool:
 
     def _work(self) -> None:
         while True:
-            with self._cond:
+            with self._lock:
                 while not self._queue and not self._closed:
                     self._idle += 1
-                    self._cond.wait()
+                    self._work_ready.wait()
                     self._idle -= 1
                 if not self._queue:
                     return  # closed
                 request = self._queue.popleft()
             outcome = self._carry_out(request)
-            with self._cond:
+            with self._lock:
                 self._outcomes.append(outcome)
                 self._in_flight -= 1
-                self._cond.notify_all()
+                self._room.notify_all()
             self._notify()
 
     def _carry_out(self, request: BindRequest) -> BindOutcome:
