@@ -88,7 +88,6 @@ from .transport import (
     Transport,
     end_stream,
     interrupt,
-    pooled_connections,
 )
 from .transport import lines as response_lines
 
@@ -725,8 +724,7 @@ class KubeBackend:
         self._stop = threading.Event()
         self._owned: Transport | None = None  # connections this backend opened itself
         if not isinstance(client, Transport):
-            client = self._owned = Transport(client, TokenBucket(qps, burst),
-                                             connections=pooled_connections(parallel_binds))
+            client = self._owned = Transport(client, TokenBucket(qps, burst))
         self.api = client.api
         # the process's limiter and connections; requests fail once this backend is closed
         self.transport = client.sharing(stop=self._stop)

@@ -4,23 +4,18 @@ patches, Events, the policy ConfigMap watch, the leader Lease).
 
 One place for what every request shares:
 
-* TLS, proxy and socket settings: those of a ``kubernetes`` client configuration (the
-  kubeconfig or in-cluster loaders fill it), applied by that package's own pool builder;
+* TLS, proxy and server settings: those of a ``kubernetes`` client configuration (the
+  kubeconfig or in-cluster loaders fill it);
 * auth: the configuration's credential headers, computed once and recomputed only when the
   credential can change (the configuration has a refresh hook — exec plugins and OIDC
   tokens with an expiry, in-cluster token files — at most every ``CREDENTIAL_RECHECK``
   seconds, and after a 401);
 * the QPS/burst limiter (client-go's token bucket) and the reconnect backoff policy.
 
-Connections: ordinary requests share a keep-alive pool sized for the bind concurrency plus
-the other writers (``pooled_connections``), so that they reuse connections instead of
-paying a TCP and TLS handshake each; long watches (``watch=true``) each get a connection of
-their own that never takes a pooled slot and is closed when the watch ends.
-
-HTTP/2 is not used: measured against kube-apiserver (16 threads POSTing Events), httpx's
-HTTP/2 client spent more CPU per request than urllib3 on keep-alive connections (about
-0.2 ms against 0.2-0.6 ms, with connections torn down by protocol errors), so it would
-be a new dependency for no gain.
+Connections: requests (``call``, ``send``) are exchanges carried out by libcurl
+(``exchange.py``) on keep-alive connections, at most one per request in flight; long
+watches (``open``) each get a urllib3 connection of their own, streamed line by line and
+closed when the watch ends.
 """
 
 from __future__ import annotations
@@ -38,6 +33,7 @@ import orjson
 import urllib3
 
 from . import kube_messages as km
+from .exchange import ExchangeError, Exchanges
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -47,17 +43,7 @@ REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds of an ordinary request
 CREDENTIAL_RECHECK = 1.0  # seconds between asks to a refreshable credential
 BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 30.0
-WRITER_CONNECTIONS = 16  # pooled connections beyond the binds: lists, patches, events, lease
 STREAM_CONNECTIONS = 32  # closed watch connections kept for reuse (never more than watches)
-
-
-def pooled_connections(parallel_binds: int) -> int:
-    """The keep-alive pool a process needs: one connection per bind in flight, plus the
-    scheduling loop's status patches, the event writer, the lease, the informers' lists."""
-    return parallel_binds + WRITER_CONNECTIONS
-
-
-# ------------------------------------------------------------------------------ errors
 
 
 class ApiError(Exception):
@@ -213,65 +199,54 @@ class Credentials:
 # ------------------------------------------------------------------------------ transport
 
 
-class _Pools:
-    """The two urllib3 pool managers of a configuration: keep-alive for requests, and
-    one connection per watch."""
+class _Connections:
+    """A configuration's connections: libcurl handles for requests (``Exchanges``), and a
+    urllib3 pool manager with one connection per watch."""
 
-    def __init__(self, api: ApiClient, connections: int | None) -> None:
+    def __init__(self, api: ApiClient) -> None:
         from kubernetes.client.rest import RESTClientObject
 
-        configuration = api.configuration
-        if connections is None:
-            self.pooled = api.rest_client.pool_manager
-        else:
-            self.pooled = _pool_manager(RESTClientObject, configuration, connections)
-        self.streams = _pool_manager(RESTClientObject, configuration, STREAM_CONNECTIONS)
-        self.host = str(configuration.host).rstrip("/")
-        url = urllib.parse.urlsplit(self.host)
-        self.pooled_pool = self.pooled.connection_from_url(self.host)
-        self.streams_pool = self.streams.connection_from_url(self.host)
+        configuration = copy.copy(api.configuration)  # the same TLS, proxy and sockets
+        configuration.connection_pool_maxsize = STREAM_CONNECTIONS
+        self.streams = RESTClientObject(configuration).pool_manager
+        host = str(configuration.host).rstrip("/")
+        self.streams_pool = self.streams.connection_from_url(host)
         # a plain-HTTP proxy needs the absolute URL; otherwise the target is a path
-        absolute = isinstance(self.pooled, urllib3.ProxyManager) and url.scheme == "http"
-        self.prefix = self.host if absolute else url.path
+        url = urllib.parse.urlsplit(host)
+        absolute = isinstance(self.streams, urllib3.ProxyManager) and url.scheme == "http"
+        self.prefix = host if absolute else url.path
+        self.exchanges = Exchanges(configuration)
 
     def clear(self) -> None:
-        self.pooled.clear()
         self.streams.clear()
-
-
-def _pool_manager(factory: Any, configuration: Any, size: int) -> Any:
-    configuration = copy.copy(configuration)  # the same TLS, proxy and socket settings
-    configuration.connection_pool_maxsize = size
-    return factory(configuration).pool_manager
+        self.exchanges.close()
 
 
 class Transport:
     """Raw-JSON HTTP with an ``ApiClient``'s configuration (host, TLS, proxy, auth). No
-    model objects: bodies are dicts in, dicts out. ``connections``: the keep-alive pool's
-    size (None: the ``ApiClient``'s own pool). ``sharing`` gives a view with its own
+    model objects: bodies are dicts in, dicts out. ``sharing`` gives a view with its own
     limiter or ``stop`` on the same connections and credentials. Once ``stop`` is set,
     requests fail before they are sent, and waits for a token end."""
 
     def __init__(self, api: ApiClient, limiter: TokenBucket,
-                 stop: threading.Event | None = None, *, connections: int | None = None,
-                 _shared: tuple[_Pools, Credentials] | None = None) -> None:
+                 stop: threading.Event | None = None, *,
+                 _shared: tuple[_Connections, Credentials] | None = None) -> None:
         self.api = api
         self.limiter = limiter
         self.stop = stop
-        self._pools, self.credentials = _shared or (_Pools(api, connections),
-                                                    Credentials(api))
-        self.host = self._pools.host
+        self._connections, self.credentials = _shared or (_Connections(api),
+                                                          Credentials(api))
         self._timeouts: dict[tuple[float, float], urllib3.Timeout] = {}
 
     def sharing(self, *, limiter: TokenBucket | None = None,
                 stop: threading.Event | None = None) -> Transport:
         """This client's connections and credentials, with another limiter or stop."""
         return Transport(self.api, limiter or self.limiter, stop or self.stop,
-                         _shared=(self._pools, self.credentials))
+                         _shared=(self._connections, self.credentials))
 
     def close(self) -> None:
         """Close every idle connection."""
-        self._pools.clear()
+        self._connections.clear()
 
     def _timeout(self, timeout: tuple[float, float]) -> urllib3.Timeout:
         found = self._timeouts.get(timeout)
@@ -281,11 +256,57 @@ class Transport:
         return found
 
     def open(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
+             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
+        """Start a watch (``query`` has ``watch=true``) on a connection of its own and
+        return the urllib3 response, unread (to be streamed). Raises ``ApiError`` for an
+        error status or no response."""
+        target, _, headers = self._prepare(path, query, None, None)
+        try:  # no urllib3 retries: each caller retries (and logs) in its own way
+            response = self._connections.streams_pool.urlopen(
+                method, self._connections.prefix + target, headers=headers, preload_content=False,
+                timeout=self._timeout(timeout), retries=False, redirect=False,
+                assert_same_host=False)
+        except (urllib3.exceptions.HTTPError, OSError) as e:
+            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
+        if response.status >= 300:
+            try:
+                raw = response.data
+            except (urllib3.exceptions.HTTPError, OSError):
+                raw = b""
+            finally:
+                response.release_conn()
+            raise self._refused(response.status, raw)
+        return response
+
+    def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
              body: Any = None, content_type: str | None = None,
              timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
-        """Send a request and return the urllib3 response, unread (for streaming). Raises
-        ``ApiError`` for an error status or no response. A watch (``watch=true``) runs on
-        a connection of its own."""
+        """Send a request and return its decoded JSON body (None when empty)."""
+        raw = self._exchange(method, path, query, body, content_type, timeout)
+        return orjson.loads(raw) if raw else None
+
+    def send(self, method: str, path: str, *, body: Any = None,
+             content_type: str | None = None,
+             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> None:
+        """Send a write whose answer is not needed (the body is read, not decoded)."""
+        self._exchange(method, path, None, body, content_type, timeout)
+
+    def _exchange(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
+                  content_type: str | None, timeout: tuple[float, float]) -> bytes:
+        target, data, headers = self._prepare(path, query, body, content_type)
+        try:
+            status, raw = self._connections.exchanges.exchange(method, target, data, headers,
+                                                               timeout)
+        except ExchangeError as e:
+            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
+        if status >= 300:
+            raise self._refused(status, raw)
+        return raw
+
+    def _prepare(self, path: str, query: Mapping[str, Any] | None, body: Any,
+                 content_type: str | None) -> tuple[str, bytes | None, Mapping[str, str]]:
+        """Wait for a token (``ApiError`` once stopped); the target (path and query),
+        the encoded body and the headers of a request."""
         delay = self.limiter.reserve()
         if delay > 0:
             if self.stop is not None:
@@ -297,54 +318,16 @@ class Transport:
         data = None if body is None else orjson.dumps(body)
         if data is not None and content_type is None:
             content_type = JSON
-        target = self._pools.prefix + path
+        target = path
         if query:
             target += "?" + urllib.parse.urlencode(
                 {k: v for k, v in query.items() if v is not None})
-        watch = bool(query) and str((query or {}).get("watch")).lower() in ("true", "1")
-        pool = self._pools.streams_pool if watch else self._pools.pooled_pool
-        try:  # no urllib3 retries: each caller retries (and logs) in its own way
-            response = pool.urlopen(
-                method, target, body=data, headers=self.credentials.headers(content_type),
-                preload_content=False, timeout=self._timeout(timeout), retries=False,
-                redirect=False, assert_same_host=False)
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
-        if response.status >= 300:
-            try:
-                raw = response.data
-            except (urllib3.exceptions.HTTPError, OSError):
-                raw = b""
-            finally:
-                response.release_conn()
-            if response.status == 401:
-                self.credentials.invalidate()
-            raise status_error(response.status, raw)
-        return response
+        return target, data, self.credentials.headers(content_type)
 
-    def _read(self, response: Any) -> bytes:
-        try:
-            return bytes(response.data)
-        except (urllib3.exceptions.HTTPError, OSError) as e:
-            raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
-        finally:
-            response.release_conn()
-
-    def call(self, method: str, path: str, *, query: Mapping[str, Any] | None = None,
-             body: Any = None, content_type: str | None = None,
-             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> Any:
-        """Send a request and return its decoded JSON body (None when empty)."""
-        raw = self._read(self.open(method, path, query=query, body=body,
-                                   content_type=content_type, timeout=timeout))
-        return orjson.loads(raw) if raw else None
-
-    def send(self, method: str, path: str, *, body: Any = None,
-             content_type: str | None = None,
-             timeout: tuple[float, float] = REQUEST_TIMEOUT) -> None:
-        """Send a write whose answer is not needed: the body is read (the connection is
-        kept) but not decoded."""
-        self._read(self.open(method, path, body=body, content_type=content_type,
-                             timeout=timeout))
+    def _refused(self, status: int, raw: bytes) -> ApiError:
+        if status == 401:
+            self.credentials.invalidate()
+        return status_error(status, raw)
 
 
 def lines(response: Any) -> Iterator[list[bytes]]:

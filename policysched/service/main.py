@@ -23,7 +23,7 @@ from kubernetes import client, config
 from ..cluster import kube_messages as km
 from ..cluster.binder import DEFAULT_PARALLEL_BINDS
 from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS, KubeBackend
-from ..cluster.transport import TokenBucket, Transport, pooled_connections
+from ..cluster.transport import TokenBucket, Transport
 from ..errors import UserError
 from ..framework.backend import Backend
 from ..framework.profiles import Engine
@@ -170,8 +170,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         raise UserError(str(e)) from None
     api = api_client(kubeconfig)
     # the process's one client: informers, binds, patches, Events, policy ConfigMaps, Lease
-    transport = Transport(api, TokenBucket(rate, rate_burst),
-                          connections=pooled_connections(parallel_binds))
+    transport = Transport(api, TokenBucket(rate, rate_burst))
     identity = identity or default_identity()
     elector: Any = None
     wrap: Callable[[LiveBackend], Backend] | None = None

@@ -19,7 +19,6 @@ from policysched.cluster.transport import (  # noqa: E402
     ApiError,
     TokenBucket,
     Transport,
-    pooled_connections,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -115,8 +114,7 @@ BINDS = 8  # binds in flight at once, as --parallel-binds
 
 def test_parallel_binds_reuse_keep_alive_connections_and_watches_take_none(
         server: TlsServer) -> None:
-    transport = Transport(server.api_client(), TokenBucket(0, 1),
-                          connections=pooled_connections(BINDS))
+    transport = Transport(server.api_client(), TokenBucket(0, 1))
     watches = [transport.open("GET", "/api/v1/pods", query={"watch": "true"})
                for _ in range(3)]  # held open while the binds run, as informers do
     barrier = threading.Barrier(BINDS)
@@ -138,11 +136,11 @@ def test_parallel_binds_reuse_keep_alive_connections_and_watches_take_none(
         thread.join(30)
     assert errors == []
     assert len(server.authorizations) == BINDS * 25
-    pools = transport._pools
+    connections = transport._connections
     # 200 POSTs: at most one TLS connection per bind in flight, never one per request
-    assert pools.pooled_pool.num_connections <= BINDS
-    assert pools.streams_pool.num_connections == 3  # one per watch, none from the pool
-    assert server.accepted == pools.pooled_pool.num_connections + 3
+    assert connections.exchanges.handles <= BINDS
+    assert connections.streams_pool.num_connections == 3  # one per watch
+    assert server.accepted == connections.exchanges.handles + 3
     for watch in watches:
         tr.end_stream(watch)
     transport.close()
@@ -186,7 +184,7 @@ def test_a_refreshable_credential_is_asked_again_at_most_every_recheck(
 
 def test_a_view_shares_connections_and_credentials_with_its_own_stop(
         server: TlsServer) -> None:
-    transport = Transport(server.api_client(), TokenBucket(0, 1), connections=2)
+    transport = Transport(server.api_client(), TokenBucket(0, 1))
     stop = threading.Event()
     view = transport.sharing(stop=stop)
     view.send("POST", "/x", body={})
