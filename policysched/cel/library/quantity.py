@@ -44,7 +44,7 @@ from typing import Any
 from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
 
 from ..types import BOOL, DOUBLE, INT, STRING, Type
-from ..values import INT64_MAX, INT64_MIN, CelError, detached, no_such_overload
+from ..values import INT64_MAX, INT64_MIN, CelError, no_such_overload
 from . import resource_quantity
 from .function import Function, Overload
 from .resource_quantity import Quantity
@@ -218,27 +218,20 @@ _MILLI_RANGE_ERROR = "quantity in milli-units out of int64 range"
 _INTEGER_ERROR = "cannot convert value to integer"
 
 
-@lru_cache(maxsize=4096)
-def _parsed(s: str) -> Quantity | CelError:
-    try:
-        return resource_quantity.parse(s)
-    except CelError as e:
-        return e
-
-
 def _cel_quantity(s: Any) -> Quantity:
     if type(s) is not str:
         raise no_such_overload("quantity", s)
-    q = _parsed(s)
-    if type(q) is CelError:
-        raise detached(q)
-    return q  # type: ignore[return-value]
+    return resource_quantity.parse(s)
 
 
 def _cel_is_quantity(s: Any) -> bool:
     if type(s) is not str:
         raise no_such_overload("isQuantity", s)
-    return type(_parsed(s)) is Quantity
+    try:
+        resource_quantity.parse(s)
+    except CelError:
+        return False
+    return True
 
 
 def _cel_quantity_milli(s: Any) -> int:

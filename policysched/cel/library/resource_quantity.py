@@ -29,6 +29,8 @@ and a sum needing more than ``MAX_DIGITS`` significant digits is an error.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .. import values
 from ..values import INT64_MAX, INT64_MIN, CelError
 
@@ -278,8 +280,10 @@ def from_int(n: int) -> Quantity:
 # --------------------------------------------------------------------------- parsing
 
 
+@lru_cache(maxsize=4096)
 def parse(s: str) -> Quantity:
-    """``resource.ParseQuantity``; raises ``CelError`` with its message."""
+    """``resource.ParseQuantity``; raises ``CelError`` with its message. (A Quantity is
+    never changed: a parsed one is shared.)"""
     if not s:
         raise CelError(FORMAT_ERROR)
     if s == "0":
