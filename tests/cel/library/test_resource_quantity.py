@@ -85,7 +85,7 @@ def test_text_and_precision_limits_refuse_instead_of_computing_for_minutes() -> 
     big = parse("1e4000")
     with pytest.raises(CelError, match="significant digits"):
         big.add(parse("1"))
-    assert str(big.add(parse("1e4000"))) == "2e4000"
+    assert str(big.add(parse("1e4000"))) == "20e3999"
 
 
 @pytest.mark.parametrize(("written", "integer"), [
