@@ -287,11 +287,13 @@ def _operand(name: str, q: Any, other: Any) -> Quantity:
 
 
 def _cel_add(q: Any, other: Any) -> Quantity:
-    return q.add(_operand("add", q, other))  # type: ignore[no-any-return]
+    operand = _operand("add", q, other)  # (first: it checks q too)
+    return q.add(operand)  # type: ignore[no-any-return]
 
 
 def _cel_sub(q: Any, other: Any) -> Quantity:
-    return q.sub(_operand("sub", q, other))  # type: ignore[no-any-return]
+    operand = _operand("sub", q, other)
+    return q.sub(operand)  # type: ignore[no-any-return]
 
 
 def _method(name: str, oid: str, result: Type, impl: Any, doc: str,
