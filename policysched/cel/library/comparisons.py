@@ -17,7 +17,7 @@ from .semver import SEMVER_T, Semver
 def _compare(name: str, a: Any, b: Any) -> int:
     kind = type(a)
     if (kind is Quantity or kind is Semver) and type(b) is kind:
-        return a.compare(b)  # type: ignore[no-any-return]
+        return a.compare(b)
     raise no_such_overload(name, a, b)
 
 

@@ -280,7 +280,7 @@ def _cel_as_approximate_float(q: Any) -> float:
 def _operand(name: str, q: Any, other: Any) -> Quantity:
     if type(q) is Quantity:
         if type(other) is Quantity:
-            return other  # type: ignore[no-any-return]
+            return other
         if type(other) is int:
             return resource_quantity.from_int(other)
     raise no_such_overload(name, q, other)
@@ -288,12 +288,12 @@ def _operand(name: str, q: Any, other: Any) -> Quantity:
 
 def _cel_add(q: Any, other: Any) -> Quantity:
     operand = _operand("add", q, other)  # (first: it checks q too)
-    return q.add(operand)  # type: ignore[no-any-return]
+    return q.add(operand)
 
 
 def _cel_sub(q: Any, other: Any) -> Quantity:
     operand = _operand("sub", q, other)
-    return q.sub(operand)  # type: ignore[no-any-return]
+    return q.sub(operand)
 
 
 def _method(name: str, oid: str, result: Type, impl: Any, doc: str,
