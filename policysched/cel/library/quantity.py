@@ -24,7 +24,7 @@ int64 bounds instead (the value kube intends, for every quantity whose accessor 
 overflow it is kube's value), so nothing the API server accepts can overflow the cache.
 
 The syntax the plain-number helpers accept is Kubernetes' (``resource.ParseQuantity``), but
-for ``-``, ``+`` and ``.`` (zero there)::
+for text without digits (``-``, ``.``, ``k``, ``Mi``, ``-.Ki``: zero there, refused here)::
 
     quantity   ::= [+-] number [suffix]
     number     ::= digits | digits "." [digits] | "." digits        (ASCII digits)
@@ -205,10 +205,6 @@ def quantity_int(s: str | int | float, milli: bool = False) -> int:
 def is_negative_quantity(s: str | int | float) -> bool:
     """Whether ``s`` is below zero (``-0.5m`` is); raises ``ValueError`` as ``quantity_int``."""
     return _decimal_of(s) < 0
-
-
-def is_quantity(s: str) -> bool:
-    return not isinstance(_parse(s), str)
 
 
 # --------------------------------------------------------------------------- CEL functions

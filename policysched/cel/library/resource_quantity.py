@@ -112,6 +112,8 @@ class Quantity:
 
     def _unscaled(self) -> int:
         """Go's unscaled value (small unless ``big``)."""
+        if self.coefficient == 0:
+            return 0
         return self.coefficient * 10 ** (self.exponent - self.scale)
 
     def as_int64(self) -> int | None:
@@ -122,7 +124,7 @@ class Quantity:
 
     def approximate_float(self) -> float:
         """``AsApproximateFloat64()``: Go's unscaled value times ``10**scale`` in float64."""
-        if _digits(self.coefficient) + self.exponent - self.scale > 400:
+        if self.coefficient and _digits(self.coefficient) + self.exponent - self.scale > 400:
             base = float("inf") if self.coefficient > 0 else float("-inf")
         else:
             try:

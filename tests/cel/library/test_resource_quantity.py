@@ -108,9 +108,12 @@ def test_approximate_float(written: str, value: float) -> None:
     assert parse(written).approximate_float() == value
 
 
-def test_zero_with_a_huge_scale_is_nan_as_in_go() -> None:
-    f = parse("0e400").approximate_float()
+def test_zero_with_a_huge_scale() -> None:
+    f = parse("0e400").approximate_float()  # Go: 0 * Pow10(400) = 0 * +Inf
     assert f != f
+    tiny = parse("0e-2000000000")  # held at scale -2e9: nothing of that size is built
+    assert tiny.approximate_float() == 0.0 and tiny.as_int64() is None
+    assert parse("0e2000000000").as_int64() == 0
 
 
 def test_compare_sign_and_equality() -> None:
