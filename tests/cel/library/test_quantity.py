@@ -204,6 +204,13 @@ def run(expr: str, **variables: Any) -> Any:
     ('quantity("50k").add(20).sub(quantity("100k")).sub(-50000) == quantity("20")', True),
     ('isQuantity("1.3G") && isQuantity("1.3Gi") && isQuantity("10000k")', True),
     ('isQuantity("1,3G") || isQuantity("200K") || isQuantity("Three")', False),
+    # kubernetes.io's CEL page (values checked with Kubernetes 1.34's library)
+    ('quantity("500000G").isInteger()', True),
+    ('quantity("50Mi").compareTo(quantity("100Mi"))', -1),
+    ('quantity("50.5Gi").asApproximateFloat()', 54223962112.0),
+    ('quantity("9999999999999999999999999999999999999G").asApproximateFloat()',
+     1.0000000000000001e+46),
+    ('quantity("50k").add(quantity("20k")) == quantity("70k")', True),
     # sign is a global function in Kubernetes
     ('sign(quantity("-1n")) == -1 && sign(quantity("0Gi")) == 0 && sign(quantity("1")) == 1',
      True),
