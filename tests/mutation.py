@@ -438,7 +438,7 @@ def bad_regex_conjunct(text: str, rng: random.Random) -> tuple[str, str]:
 BOOL_POISON = (
     "1 / (size(pod.name) - size(pod.name)) == 0",   # division by zero
     "int(pod.name) > 0",                              # bad conversion
-    "quantity(pod.name) > 0",                         # bad quantity
+    "sign(quantity(pod.name)) > 0",                   # bad quantity
     "pod.name.matches(pod.name + '(')",               # invalid pattern at run time
     "[1, 2, 3][size(pod.name) + 2] > 0",              # index out of range
     "{'a': 1}[pod.name] > 0",                         # no such key

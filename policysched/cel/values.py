@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 INT64_MIN = -(2**63)
@@ -204,12 +205,19 @@ TYPE_IDENTIFIERS: dict[str, TypeValue] = {
 
 # Library-defined value types (e.g. ``net.IP``), registered by their library module.
 EXTENSION_TYPES: dict[type, TypeValue] = {}
+# For those whose equal values functions can still tell apart (``quantity('1000m')`` and
+# ``quantity('1')`` are equal, only one is an integer): the key telling them apart.
+IDENTITIES: dict[type, Callable[[Any], Hashable]] = {}
 
 
-def register_type(py_type: type, cel_type: TypeValue) -> None:
-    """Declare a library value class; its ``==``/``hash`` are used for CEL equality."""
+def register_type(py_type: type, cel_type: TypeValue,
+                  identity: Callable[[Any], Hashable] | None = None) -> None:
+    """Declare a library value class; its ``==``/``hash`` are used for CEL equality, and
+    ``identity`` (when given) where equal values must not be merged (vector columns)."""
     EXTENSION_TYPES[py_type] = cel_type
     TYPE_IDENTIFIERS.setdefault(cel_type.name, cel_type)
+    if identity is not None:
+        IDENTITIES[py_type] = identity
 
 
 def type_of(v: Any) -> TypeValue:

@@ -30,7 +30,7 @@ from .environment import Environment
 from .operators import BINARY
 from .partial import NODE_PART, POD_PART
 from .types import Type
-from .values import INT64_MAX, INT64_MIN, CelError, detached, no_such_key
+from .values import IDENTITIES, INT64_MAX, INT64_MIN, CelError, detached, no_such_key
 
 Bools = np.ndarray
 
@@ -75,6 +75,9 @@ def freeze(value: Any) -> Any:
         return ("list", tuple(freeze(v) for v in value))
     if kind is CelError:
         return ("error", str(value))
+    identity = IDENTITIES.get(kind)
+    if identity is not None:
+        return (kind.__name__, identity(value))
     try:
         hash(value)
     except TypeError:

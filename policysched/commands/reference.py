@@ -33,18 +33,20 @@ from ..cel import CelCompileError, CelError, Program, compile_expression
 from ..cel.checker import format_type
 from ..cel.library import (
     collections,
+    comparisons,
     core,
     encoders,
     network,
     quantity,
     regex,
+    semver,
     strings,
     time,
 )
 from ..cel.library import math as cel_math
 from ..cel.library.function import Function, Overload
 from ..cel.library.time import format_duration, format_timestamp
-from ..cel.values import Duration, OptionalValue, Timestamp, TypeValue, UInt
+from ..cel.values import EXTENSION_TYPES, Duration, OptionalValue, Timestamp, TypeValue, UInt
 from ..cluster.cluster_file import parse_cluster
 from ..framework.aggregates import ClusterView
 from ..framework.runtime import CycleState
@@ -211,6 +213,8 @@ LIBRARIES: Sequence[tuple[str, Sequence[Function]]] = (
     ("Encoders", encoders.FUNCTIONS),
     ("Timestamps and durations", time.FUNCTIONS),
     ("Kubernetes quantities", quantity.FUNCTIONS),
+    ("Semantic versions", semver.FUNCTIONS),
+    ("Comparisons of quantities and versions", comparisons.FUNCTIONS),
     ("IP addresses and CIDRs", network.FUNCTIONS),
     ("Kubernetes matching", kubernetes_functions.FUNCTIONS),
     ("Aggregates", aggregate_functions.FUNCTIONS),
@@ -350,7 +354,7 @@ def cel_text(value: Any) -> str:
         return f"duration('{format_duration(value)}')"
     if isinstance(value, OptionalValue):
         return f"optional.of({cel_text(value.value)})" if value.has else "optional.none()"
-    if isinstance(value, TypeValue | network.IP | network.CIDR):
+    if isinstance(value, TypeValue) or type(value) in EXTENSION_TYPES:
         return repr(value)
     raise TypeError(f"no CEL text for {type(value).__name__}")
 

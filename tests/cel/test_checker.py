@@ -470,8 +470,12 @@ def test_compile_time_and_run_time_agree_on_every_pattern(pattern: str) -> None:
     ("timestamp('noon')", "is not an RFC 3339 timestamp"),
     ("timestamp('2024-02-30T00:00:00Z')", "is not an RFC 3339 timestamp"),
     ("duration('1x')", "unknown unit"),
-    ("quantity('1Q')", "invalid quantity '1Q'"),
+    ("quantity('1Q')", "quantities must match the regular expression"),
+    ("quantity('1.5.3Gi')", "quantities must match the regular expression"),
+    ("quantity('10Mm')", "unable to parse quantity's suffix"),
     ("quantityMilli('9Ei')", "out of int64 range"),
+    ("semver('1.2.3-01')", 'Numeric PreRelease version must not contain leading zeroes "01"'),
+    ("semver('v1.2-rc', true)", "short version cannot contain PreRelease/Build meta data"),
     ("ip('1.2.3')", "IP Address '1.2.3' parse error"),
     ("cidr('10.0.0.0/33')", "network address parse error"),
     ("int('12x')", "type conversion error"),
@@ -492,7 +496,8 @@ def test_constant_conversion_that_always_fails_is_a_compile_error(
 @pytest.mark.parametrize("text", [
     "timestamp('2024-01-01T00:00:00Z') < timestamp(s)",
     "duration('1h30m') > duration('0s')",
-    "quantity('1.5Gi') > 0 && quantityMilli('500m') == 500",
+    "quantity('1.5Gi').asInteger() > 0 && quantityMilli('500m') == 500",
+    "semver('v1.2', true).minor() == 2 && semver('1.2.3') == semver(s)",  # v1.2: normalised
     "ip('10.0.0.1').family() == 4 && cidr('10.0.0.0/8').containsIP(ip('10.1.2.3'))",
     "int('-12') + int(s) == 0 && bool('true') && uint('1') == 1u && double('1e3') > 0.0",
     "s.matches(x) && s.find(s + '*') == '' && int(x) == 1",  # not literals: run-time errors

@@ -101,6 +101,20 @@ def test_library_functions_have_their_cost() -> None:
     assert estimate("s.contains('x')", e) > estimate("size(s)", e)
 
 
+def test_quantity_and_semver_cost_as_in_kubernetes() -> None:
+    # library/cost.go: parsing walks the string (0.1 per character), the methods and the
+    # equality of two quantities or versions cost 1
+    unknown = math.ceil(cost.DEFAULT_STRING_SIZE * cost.STRING_TRAVERSAL_FACTOR)
+    for parse in ("quantity(s)", "isQuantity(s)", "semver(s)", "isSemver(s)",
+                  "quantityMilli(s)"):
+        assert estimate(parse) == unknown + 1, parse
+    q = "quantity(s)"
+    assert estimate(f"{q}.add({q}).isGreaterThan({q})") == 3 * (unknown + 1) + 2
+    assert estimate(f"sign({q}) + {q}.asInteger()") == 2 * (unknown + 2) + 1
+    assert estimate(f"{q} == {q}") == 2 * (unknown + 1) + 1
+    assert estimate("semver(s, true).major() == 1") == unknown + 1 + 1 + 1 + 1 + 1
+
+
 def test_ternary_counts_the_dearer_branch() -> None:
     dear = "pods.exists(p, p.name == 'x')"
     both = estimate(f"now > 0 ? {dear} : false")

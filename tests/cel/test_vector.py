@@ -13,6 +13,7 @@ import pytest
 
 from policysched.cel import CelError, Environment, compile_expression
 from policysched.cel.compiler import compile_tree
+from policysched.cel.library import standard_library
 from policysched.cel.partial import split
 from policysched.cel.types import DYN
 from policysched.cel.values import INT64_MAX, INT64_MIN
@@ -26,6 +27,7 @@ from policysched.cel.vector import (
 )
 
 ENV = Environment(variables={"pod": DYN, "node": DYN})
+F_QUANTITY = standard_library()["quantity"].impl
 NODE = frozenset({"node"})
 
 EXPRESSIONS = [
@@ -69,6 +71,15 @@ EXPRESSIONS = [
     "(node.flag ? ['a'] : []) + pod.list.filter(v, v != node.s)",
     "node.s + pod.s == 'ab'",
     "node.s < pod.s",
+    # opaque values (kubernetes.Quantity / Semver) in columns: once per distinct value, and
+    # values CEL calls equal ('1' and '1000m') are not merged where functions differ on them
+    "quantity(node.q).add(quantity(pod.q)).isInteger()",
+    "quantity(node.q).isInteger() || pod.flag",
+    "quantity(node.q).asApproximateFloat() > node.d",
+    "sign(quantity(node.q)) == pod.x || quantity(node.q).isGreaterThan(quantity(pod.q))",
+    "quantity(node.q) == quantity(pod.q)",
+    "semver(node.v, true).compareTo(semver(pod.v)) + pod.x",
+    "[semver(node.v, true), semver(pod.v)].exists(v, v.minor() > node.a)",
 ]
 
 
@@ -87,6 +98,8 @@ def random_node(rng: random.Random, beyond: bool = False) -> dict[str, Any]:
         "s": rng.choice(("a", "b", "c", "bb")),
         "flag": rng.random() < 0.5,
         "m": {"k": rng.randint(0, 3)} if rng.random() < 0.7 else {},
+        "q": rng.choice(("1", "1000m", "1.0", "1.5Gi", "1536Mi", "-2k", "bad")),
+        "v": rng.choice(("1.2.0", "v1.2", "1.2.0+build", "1.3.0-rc.1", "x")),
     }
 
 
@@ -122,7 +135,8 @@ def test_each_decided_node_has_the_scalar_value(text: str, beyond: bool) -> None
         x = rng.choice(BEYOND_INT64) if beyond and rng.random() < 0.2 else rng.randint(-3, 3)
         pod = {"x": x, "flag": rng.random() < 0.5,
                "s": rng.choice(("a", "b")), "list": rng.sample(["a", "b", "c"], 2),
-               "key": rng.choice(("k", "z")), "map": {"a": 1, rng.choice("bc"): 2}}
+               "key": rng.choice(("k", "z")), "map": {"a": 1, rng.choice("bc"): 2},
+               "q": rng.choice(("0", "1", "500m")), "v": "1.2.0"}
         nodes = [random_node(rng, beyond) for _ in range(25)]
         result, program = evaluate(text, pod, nodes)
         for i, node in enumerate(nodes):
@@ -151,6 +165,16 @@ def _at(result: Any, i: int) -> Any:
         return value.item() if not isinstance(value, np.bool_) else bool(value)
     value = result.uniques[result.codes[i]]
     return CelError if isinstance(value, CelError) else value
+
+
+def test_equal_quantities_that_functions_tell_apart_stay_apart_in_a_column() -> None:
+    # quantity('1000m') == quantity('1'), but only '1' is an integer (Kubernetes' AsInt64)
+    nodes = [{"q": "1000m"}, {"q": "1"}, {"q": "1.0"}, {"q": "1000m"}]
+    result, _ = evaluate("quantity(node.q).isInteger() == pod.flag", {"flag": True}, nodes)
+    assert [_at(result, i) for i in range(4)] == [False, True, False, False]
+    column = column_of([F_QUANTITY(n["q"]) for n in nodes])
+    assert [str(column.uniques[c]) for c in column.codes] == ["1", "1", "1", "1"]
+    assert len(column.uniques) == 3  # 1000m (int64Amount, scale -3), 1, 1.0 (scale -1)
 
 
 def test_a_list_of_reasons_is_computed_with_columns_not_per_node(

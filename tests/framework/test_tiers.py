@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import yaml
 
-from policysched.cel.library import quantity
+from policysched.cel.library import resource_quantity
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
 from policysched.framework.evaluator import ScalarEvaluator
@@ -309,10 +309,10 @@ spec:
   match: "'poison' in pod.labels"
   filter:
   - name: node-side
-    expression: quantity(node.labels['size']) >= 0
+    expression: sign(quantity(node.labels['size'])) >= 0
   score:
   - name: pod-side
-    expression: node.podCount + int(quantity(pod.labels['poison']))
+    expression: node.podCount + quantity(pod.labels['poison']).asInteger()
 """
 
 
@@ -321,14 +321,14 @@ def test_any_exception_in_a_rule_is_an_error_for_the_pods_it_applies_to(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fails: str) -> None:
     # an exception that is no CEL error (here from a library function), on one node or
     # for one pod, is an Error naming the rule for the pods the rule applies to, in both tiers
-    real = quantity.parse_quantity_value
+    real = resource_quantity.parse
 
-    def odd(text: str | int | float) -> int | float:
+    def odd(text: str) -> resource_quantity.Quantity:
         if text == "13":
             raise ZeroDivisionError("odd object")
         return real(text)
 
-    monkeypatch.setattr(quantity, "parse_quantity_value", odd)
+    monkeypatch.setattr(resource_quantity, "parse", odd)
     loaded = engine_with(tmp_path, UNEXPECTED)
     objects = small_cluster()
     for i, obj in enumerate(objects[:3]):
@@ -341,10 +341,11 @@ def test_any_exception_in_a_rule_is_an_error_for_the_pods_it_applies_to(
     assert vectorised == scalar
     if fails == "node":
         want = ("policy odd rule node-side: spec.filter[0].expression "
-                "`quantity(node.labels['size']) >= 0`: unexpected ZeroDivisionError: odd object")
+                "`sign(quantity(node.labels['size'])) >= 0`: unexpected ZeroDivisionError: "
+                "odd object")
     else:
         want = ("policy odd rule pod-side: spec.score[0].expression "
-                "`node.podCount + int(quantity(pod.labels['poison']))`: "
+                "`node.podCount + quantity(pod.labels['poison']).asInteger()`: "
                 "unexpected ZeroDivisionError: odd object")
     for key, (node, message, _) in scalar.items():
         if int(key.rsplit("-", 1)[1]) % 2:

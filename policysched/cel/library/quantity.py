@@ -1,10 +1,19 @@
-"""Kubernetes resource quantities ("500m", "1.5Gi", "1e3") as plain numbers.
+"""Kubernetes resource quantities ("500m", "1.5Gi", "1e3"): the plain numbers of the
+scheduling variables, and Kubernetes' CEL quantity library.
 
-Policies see quantities already normalised to numbers (cpu in millicores, memory in bytes);
-``quantity('1.5Gi')`` turns a literal into the same kind of number, ``quantityMilli('500m')``
-gives milli-units as ``Quantity.MilliValue()`` does (rounding up), ``isQuantity(s)`` tests the
-syntax. ``parse_quantity_value`` / ``parse_quantity_milli`` are the same conversions in Python,
-raising ``ValueError``; ``quantity_int`` is the int64 the cluster cache counts.
+Policies see the amounts of pods and nodes already normalised to plain numbers (cpu in
+millicores, memory in bytes): ``quantity_int`` is the int64 the cluster cache counts,
+``parse_quantity_value`` / ``parse_quantity_milli`` the value and milli-value as numbers,
+raising ``ValueError``.
+
+In CEL, ``quantity('1.5Gi')`` is a ``kubernetes.Quantity`` (``resource_quantity``) with the
+methods of Kubernetes' library (k8s.io/apiserver/pkg/cel/library/quantity.go): ``isInteger``,
+``asInteger``, ``asApproximateFloat``, ``add``, ``sub`` (a quantity or an int),
+``isGreaterThan``, ``isLessThan``, ``compareTo`` (in ``comparisons``), the global
+``sign(q)``, and ``isQuantity(s)``; so ``pod.requests.memory > quantity('1Gi').asInteger()``.
+``quantityMilli('500m')`` (500) is policysched's extension, for the millicore amounts.
+Unlike Kubernetes, which validates no quantity literal when it compiles, a literal
+``quantity()`` / ``quantityMilli()`` refuses is a compile error here.
 
 Huge values, as Kubernetes (apimachinery v0.34) treats them: ``ParseQuantity`` caps a
 binary-suffixed quantity at 2^63-1 (``8Ei`` and ``16Ei`` read as 9223372036854775807), and
@@ -14,7 +23,8 @@ accessors overflow: ``Value()`` of ``9223372036854775808`` is -2^63, of ``1e19``
 int64 bounds instead (the value kube intends, for every quantity whose accessor does not
 overflow it is kube's value), so nothing the API server accepts can overflow the cache.
 
-The syntax is Kubernetes' (``resource.ParseQuantity``)::
+The syntax the plain-number helpers accept is Kubernetes' (``resource.ParseQuantity``), but
+for text without digits (``-``, ``.``, ``k``, ``Mi``, ``-.Ki``: zero there, refused here)::
 
     quantity   ::= [+-] number [suffix]
     number     ::= digits | digits "." [digits] | "." digits        (ASCII digits)
@@ -33,9 +43,11 @@ from typing import Any
 
 from kubernetes.utils.quantity import parse_quantity as _k8s_parse_quantity
 
-from ..types import BOOL, DYN, INT, STRING
+from ..types import BOOL, DOUBLE, INT, STRING, Type
 from ..values import INT64_MAX, INT64_MIN, CelError, no_such_overload
+from . import resource_quantity
 from .function import Function, Overload
+from .resource_quantity import Quantity
 
 _SUFFIXES = frozenset(
     {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
@@ -195,59 +207,156 @@ def is_negative_quantity(s: str | int | float) -> bool:
     return _decimal_of(s) < 0
 
 
-def is_quantity(s: str) -> bool:
-    return not isinstance(_parse(s), str)
-
-
 # --------------------------------------------------------------------------- CEL functions
 
+QUANTITY_T = Type("kubernetes.Quantity")
+_MILLI_RANGE_ERROR = "quantity in milli-units out of int64 range"
+_INTEGER_ERROR = "cannot convert value to integer"
 
-def _cel_quantity(s: Any) -> int | float:
+
+def _cel_quantity(s: Any) -> Quantity:
     if type(s) is not str:
         raise no_such_overload("quantity", s)
-    try:
-        return parse_quantity_value(s)
-    except ValueError as e:
-        raise CelError(str(e)) from None
-
-
-def _cel_quantity_milli(s: Any) -> int:
-    if type(s) is not str:
-        raise no_such_overload("quantityMilli", s)
-    try:
-        return parse_quantity_milli(s)
-    except ValueError as e:
-        raise CelError(str(e)) from None
+    return resource_quantity.parse(s)
 
 
 def _cel_is_quantity(s: Any) -> bool:
     if type(s) is not str:
         raise no_such_overload("isQuantity", s)
-    return is_quantity(s)
+    try:
+        resource_quantity.parse(s)
+    except CelError:
+        return False
+    return True
+
+
+def _cel_quantity_milli(s: Any) -> int:
+    if type(s) is not str:
+        raise no_such_overload("quantityMilli", s)
+    q = _cel_quantity(s)
+    exponent = q.exponent + 3
+    if exponent >= 0:
+        if len(str(abs(q.coefficient))) + exponent > 19:
+            raise CelError(_MILLI_RANGE_ERROR)
+        milli = q.coefficient * 10**exponent
+    else:
+        milli = -(-q.coefficient // 10**-exponent)  # rounded up, as MilliValue()
+    if not (INT64_MIN <= milli <= INT64_MAX):
+        raise CelError(_MILLI_RANGE_ERROR)
+    return milli
+
+
+def _cel_sign(q: Any) -> int:
+    if type(q) is not Quantity:
+        raise no_such_overload("sign", q)
+    return q.sign()
+
+
+def _cel_is_integer(q: Any) -> bool:
+    if type(q) is not Quantity:
+        raise no_such_overload("isInteger", q)
+    return q.as_int64() is not None
+
+
+def _cel_as_integer(q: Any) -> int:
+    if type(q) is not Quantity:
+        raise no_such_overload("asInteger", q)
+    n = q.as_int64()
+    if n is None:
+        raise CelError(_INTEGER_ERROR)
+    return n
+
+
+def _cel_as_approximate_float(q: Any) -> float:
+    if type(q) is not Quantity:
+        raise no_such_overload("asApproximateFloat", q)
+    return q.approximate_float()
+
+
+def _operand(name: str, q: Any, other: Any) -> Quantity:
+    if type(q) is Quantity:
+        if type(other) is Quantity:
+            return other
+        if type(other) is int:
+            return resource_quantity.from_int(other)
+    raise no_such_overload(name, q, other)
+
+
+def _cel_add(q: Any, other: Any) -> Quantity:
+    operand = _operand("add", q, other)  # (first: it checks q too)
+    return q.add(operand)
+
+
+def _cel_sub(q: Any, other: Any) -> Quantity:
+    operand = _operand("sub", q, other)
+    return q.sub(operand)
+
+
+def _method(name: str, oid: str, result: Type, impl: Any, doc: str,
+            examples: tuple[str, ...]) -> Function:
+    return Function(name, (Overload(oid, (QUANTITY_T,), result, member=True),), impl,
+                    doc=doc, examples=examples)
+
+
+def _arithmetic(name: str, impl: Any, doc: str, examples: tuple[str, ...]) -> Function:
+    return Function(
+        name,
+        (Overload(f"quantity_{name}", (QUANTITY_T, QUANTITY_T), QUANTITY_T, member=True),
+         Overload(f"quantity_{name}_int", (QUANTITY_T, INT), QUANTITY_T, member=True)),
+        impl, doc=doc, examples=examples)
 
 
 FUNCTIONS: list[Function] = [
     Function(
         "quantity",
-        (Overload("string_to_quantity_value", (STRING,), DYN),),
+        (Overload("string_to_quantity", (STRING,), QUANTITY_T),),
         _cel_quantity,
-        doc="a Kubernetes quantity in base units: int when whole, else double",
-        examples=("quantity('1.5Gi')", "quantity('1.5Gi') > quantity('1G')"),
+        cost_per_size=True,
+        doc="parse a Kubernetes quantity (`resource.Quantity`): an exact decimal, shown "
+            "in canonical form ('1.5Gi' is 1536Mi); an error for text Kubernetes refuses",
+        examples=("quantity('1.5Gi')", "quantity('1000m') == quantity('1')",
+                  "pod.requests.memory > quantity('1Gi').asInteger()"),
         literal_check=_cel_quantity,
     ),
+    Function(
+        "isQuantity",
+        (Overload("is_quantity_string", (STRING,), BOOL),),
+        _cel_is_quantity,
+        cost_per_size=True,
+        doc="whether quantity() accepts the string",
+        examples=("isQuantity('2Gi')", "isQuantity('2 GB')"),
+    ),
+    Function(
+        "sign",
+        (Overload("quantity_sign", (QUANTITY_T,), INT),),
+        _cel_sign,
+        doc="-1, 0 or 1 (a global function, as in Kubernetes: `sign(q)`, not `q.sign()`)",
+        examples=("sign(quantity('-500m'))",),
+    ),
+    _method("isInteger", "quantity_is_integer", BOOL, _cel_is_integer,
+            "whether asInteger() succeeds: Kubernetes holds the quantity as an int64 "
+            "without fraction digits ('1000m' is not, though it equals 1)",
+            ("quantity('50k').isInteger()", "quantity('1000m').isInteger()")),
+    _method("asInteger", "quantity_get_int", INT, _cel_as_integer,
+            "the value as an int; an error (cannot convert value to integer) where "
+            "isInteger() is false",
+            ("quantity('50k').asInteger()",)),
+    _method("asApproximateFloat", "quantity_get_float", DOUBLE, _cel_as_approximate_float,
+            "the value as a double, which may lose precision (+Inf/-Inf beyond its range)",
+            ("quantity('50.703k').asApproximateFloat()",)),
+    _arithmetic("add", _cel_add, "the sum, with a quantity or an int",
+                ("quantity('50k').add(quantity('20k'))", "quantity('50k').add(20)")),
+    _arithmetic("sub", _cel_sub, "the difference, with a quantity or an int",
+                ("quantity('50k').sub(quantity('20k'))", "quantity('50k').sub(20000)")),
     Function(
         "quantityMilli",
         (Overload("string_to_quantity_milli", (STRING,), INT),),
         _cel_quantity_milli,
-        doc="a Kubernetes quantity in milli-units, rounded up ('500m' -> 500, '2' -> 2000)",
-        examples=("quantityMilli('500m')", "quantityMilli('2')"),
+        cost_per_size=True,
+        doc="policysched's extension, not in Kubernetes: a quantity in milli-units, rounded "
+            "up as `Quantity.MilliValue()` ('500m' -> 500, '2' -> 2000), to compare with "
+            "millicore amounts such as `pod.requests.cpu`",
+        examples=("quantityMilli('500m')", "pod.requests.cpu <= quantityMilli('2')"),
         literal_check=_cel_quantity_milli,
-    ),
-    Function(
-        "isQuantity",
-        (Overload("is_quantity", (STRING,), BOOL),),
-        _cel_is_quantity,
-        doc="whether the string is a Kubernetes quantity",
-        examples=("isQuantity('2Gi')", "isQuantity('2 GB')"),
     ),
 ]
