@@ -1,4 +1,5 @@
-"""Test-session hooks: print the CEL conformance figure in the summary."""
+"""Test-session hooks: print the CEL conformance and Kubernetes differential figures in the
+summary."""
 
 from __future__ import annotations
 
@@ -14,3 +15,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         for line in REPORT.get("lines", []):  # type: ignore[union-attr]
             terminalreporter.write_line(str(line))
         terminalreporter.write_line(str(REPORT["summary"]))
+    try:
+        from tests.cel.test_kubernetes import REPORT as KUBERNETES
+    except ImportError:
+        return
+    if "summary" in KUBERNETES:
+        terminalreporter.write_line(KUBERNETES["summary"])

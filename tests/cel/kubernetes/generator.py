@@ -77,6 +77,12 @@ class Operands:
             lambda: f"size({self.string(depth - 1)})",
         )
 
+    def static_int(self) -> str:
+        """An int operand of static type ``int`` (list and map literal elements: Kubernetes
+        requires homogeneous literals, so a ``dyn`` there is a type error of its own)."""
+        return self.one(lambda: str(self.rng.randint(-5, 20)), lambda: "i", lambda: "j",
+                        lambda: "size(strs)")
+
     def uint(self, depth: int = 1) -> str:
         leaves: list[Template] = [
             lambda: f"{self.rng.randint(0, 9)}u", lambda: "u",
@@ -152,7 +158,7 @@ class Operands:
             lambda: "ints", lambda: "empty", lambda: "[1, 2, 3]", lambda: "[3, 1, 2, 1]",
             lambda: f"lists.range({self.rng.randint(0, 5)})",
             lambda: f"ints.filter(x, x > {self.int_(0)})", lambda: "ints.map(x, x * 2)",
-            lambda: f"[{self.int_(0)}, {self.int_(0)}]",
+            lambda: f"[{self.static_int()}, {self.static_int()}]",
         )
 
     def double_list(self) -> str:
@@ -160,7 +166,9 @@ class Operands:
                         lambda: "[0.0, double('NaN')]", lambda: "ints.map(x, double(x))")
 
     def string_list(self) -> str:
-        return self.one(lambda: "strs", lambda: "['b', 'a', 'c']", lambda: "labels.map(k, k)",
+        # (a map's iteration order is unspecified: lists made from one are sorted)
+        return self.one(lambda: "strs", lambda: "['b', 'a', 'c']",
+                        lambda: "labels.map(k, k).sort()",
                         lambda: f"{self.string(0)}.split(',')")
 
     def any_list(self) -> str:
@@ -390,16 +398,16 @@ def maps(o: Operands) -> str:
         lambda: f"has(pod.{o.rng.choice(['name', 'spec', 'requests'])})",
         lambda: f"size({o.string_map()})",
         lambda: f"{o.string_map()}.{o.rng.choice(['all', 'exists', 'exists_one'])}(k, k.startsWith('a'))",
-        lambda: f"{o.string_map()}.map(k, k + '=' + {o.string_map()}[k])",
+        lambda: f"{o.string_map()}.map(k, k + '=' + {o.string_map()}[k]).sort()",
         lambda: "{'a': 1, 'a': 2}",
-        lambda: f"{{{key}: {o.int_(0)}, 'b': {o.int_(0)}}}",
+        lambda: f"{{{key}: {o.static_int()}, 'b': {o.static_int()}}}",
         lambda: f"{{1: 'a', {o.rng.choice(['2', '1u', '2.0', 'true'])}: 'b'}}",
         lambda: "pod.requests.cpu",
         lambda: "pod.missing",
         lambda: "pod.annotations.delay",
         lambda: f"{o.string_map()}.{o.rng.choice(['all', 'exists', 'existsOne'])}(k, v, v.size() > {o.int_(0)})",
         lambda: f"{o.int_list()}.{o.rng.choice(['all', 'exists', 'existsOne'])}(i, v, v > i)",
-        lambda: f"{o.string_map()}.transformList(k, v, k + v)",
+        lambda: f"{o.string_map()}.transformList(k, v, k + v).sort()",
         lambda: f"{o.int_list()}.transformList(i, v, i * v)",
         lambda: f"{o.int_list()}.transformList(i, v, v > 0, v)",
         lambda: f"{o.string_map()}.transformMap(k, v, v.size())",
@@ -423,8 +431,8 @@ def optionals(o: Operands) -> str:
         lambda: f"optional.of({o.int_(0)}).value()",
         lambda: "optional.none().value()",
         lambda: f"{{?'a': labels[?{o.lit(LABEL_KEYS)}], 'b': 'x'}}",
-        lambda: f"[?labels[?'app'], ?optional.none(), {o.string(0)}]",
-        lambda: f"optional.unwrap([optional.of(1), optional.none(), optional.of({o.int_(0)})])",
+        lambda: f"[?labels[?'app'], ?optional.none(), {o.lit(STRINGS)}]",
+        lambda: f"optional.unwrap([optional.of(1), optional.none(), optional.of({o.static_int()})])",
         lambda: f"optional.of({o.int_(0)}) == optional.of({o.int_(0)})",
         lambda: f"optional.ofNonZeroValue({o.int_(0)}).orValue(-1)",
     )

@@ -181,3 +181,28 @@ def show(c: Canon) -> str:
     if tag == "optional":
         return "optional.none()" if c[1] is None else f"optional.of({show(c[1])})"
     return f"{c[1]}({c[2]!r})"
+
+
+def plain_value(decl: str, raw: Any) -> Any:
+    """A YAML/JSON value (test data) as our runtime value of the declared type: ``uint``
+    becomes ``UInt``, ``double`` a float, ``timestamp`` an RFC 3339 string parsed, ``duration``
+    nanoseconds; ``dyn`` keeps what YAML gives."""
+    return _plain(declared_type(decl), raw)
+
+
+def _plain(typ: t.Type, raw: Any) -> Any:
+    if typ.name == "list":
+        return [_plain(typ.params[0], x) for x in raw]
+    if typ.name == "map":
+        return {_plain(typ.params[0], k): _plain(typ.params[1], v) for k, v in raw.items()}
+    if typ == t.UINT:
+        return UInt(raw)
+    if typ == t.DOUBLE:
+        return float(raw)
+    if typ == t.TIMESTAMP:
+        when = datetime.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        delta = when - _EPOCH
+        return Timestamp((delta.days * 86400 + delta.seconds) * NANOS + delta.microseconds * 1000)
+    if typ == t.DURATION:
+        return Duration(int(raw))
+    return raw

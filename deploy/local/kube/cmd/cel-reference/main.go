@@ -125,9 +125,12 @@ func evaluateLine(line string) (result output) {
 	if issues != nil && issues.Err() != nil {
 		return failure("compile", issues.Err().Error())
 	}
+	// Kubernetes builds the program when the expression is written (admission policies,
+	// CRD rules): constant folding errors (int(double('inf'))) reject it there, with
+	// admission's message.
 	prg, err := env.Program(ast)
 	if err != nil {
-		return failure("compile", err.Error())
+		return failure("compile", "program instantiation failed: "+err.Error())
 	}
 	val, _, err := prg.Eval(activation)
 	if err != nil {
