@@ -3,7 +3,7 @@ summary."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -12,7 +12,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     except ImportError:
         return
     if "summary" in REPORT:
-        for line in REPORT.get("lines", []):  # type: ignore[union-attr]
+        for line in cast(list[str], REPORT.get("lines", [])):
             terminalreporter.write_line(str(line))
         terminalreporter.write_line(str(REPORT["summary"]))
     try:

@@ -43,6 +43,17 @@ from .samples import (
 )
 
 Template = Callable[[], str]
+CASE_FUNCTIONS = ["lowerAscii", "upperAscii", "trim"]
+FORMAT_CLAUSES = ["%s", "%d", "%f", "%.2f", "%x", "%X", "%o", "%b", "%e", "%s-%d", "%%", "%q",
+                  "%5d"]
+BAD_FORMAT_CLAUSES = ["%z", "%", "%5", "%.x", "%d %d"]
+TIME_GETTERS = ["getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate",
+                "getDayOfWeek", "getHours", "getMinutes", "getSeconds", "getMilliseconds"]
+DURATION_GETTERS = ["getHours", "getMinutes", "getSeconds", "getMilliseconds"]
+URL_GETTERS = ["getScheme", "getHost", "getHostname", "getPort", "getEscapedPath"]
+IP_METHODS = ["family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
+              "isLinkLocalUnicast", "isGlobalUnicast"]
+ALL_SEMVERS = SEMVERS + LOOSE_SEMVERS + BAD_SEMVERS
 BYTES_OPERANDS = ["b'abc'", "b''", "by"]
 MIXED_ELEMENTS = ["1, 2.0", "1, 'a'", "1, 1u", "i, s", "ints, strs", "null, 1", "1, dyn('a')"]
 
@@ -127,7 +138,7 @@ class Operands:
             lambda: f"{self.string(depth - 1)} + {self.string(depth - 1)}",
             lambda: f"string({self.one(self.int_, self.double, self.uint)})",
             lambda: f"strs[{self.int_(0)}]",
-            lambda: f"{self.string(depth - 1)}.{self.rng.choice(['lowerAscii', 'upperAscii', 'trim'])}()",
+            lambda: f"{self.string(depth - 1)}.{self.rng.choice(CASE_FUNCTIONS)}()",
         )
 
     def boolean(self, depth: int = 1) -> str:
@@ -249,18 +260,24 @@ def logic(o: Operands) -> str:
     )
 
 
+DOUBLE_TEXTS = ["1.5", "NaN", "-Inf", "x", "1e400"]
+TYPE_NAMES = ["int", "string", "double", "dyn"]
+
+
 def conversions(o: Operands) -> str:
     return o.one(
         lambda: f"int({o.one(o.double, o.uint, o.string, lambda: 'ts')})",
         lambda: f"int({o.lit(['42', '-7', 'x', '1e3', '9223372036854775808', ' 1'])})",
         lambda: f"uint({o.one(o.int_, o.double, lambda: o.lit(['7', '-1', 'x']))})",
-        lambda: f"double({o.one(o.int_, o.uint, lambda: o.lit(['1.5', 'NaN', '-Inf', 'x', '1e400']))})",
-        lambda: f"string({o.one(o.int_, o.uint, o.double, o.boolean, o.timestamp, o.duration, lambda: 'by')})",
+        lambda: f"double({o.one(o.int_, o.uint, lambda: o.lit(DOUBLE_TEXTS))})",
+        lambda: f"string({o.one(o.int_, o.uint, o.double, o.boolean, o.timestamp, o.duration)})",
+        lambda: "string(by)",
         lambda: f"bytes({o.string()})",
         lambda: f"bool({o.lit(['true', 'false', 'TRUE', 't', '1', 'yes'])})",
-        lambda: f"type({o.one(o.int_, o.uint, o.double, o.string, o.any_list, o.string_map, o.timestamp, lambda: 'obj', lambda: 'null')})",
+        lambda: f"type({o.one(o.int_, o.uint, o.double, o.string, o.any_list, o.string_map)})",
+        lambda: f"type({o.rng.choice(['obj', 'null', 'ts', 'dur'])})",
         lambda: f"dyn({o.one(o.int_, o.string)}) {o.rng.choice(['==', '<'])} {o.double()}",
-        lambda: f"type({o.one(o.int_, o.string)}) == {o.rng.choice(['int', 'string', 'double', 'dyn'])}",
+        lambda: f"type({o.one(o.int_, o.string)}) == {o.rng.choice(TYPE_NAMES)}",
         lambda: f"int({o.double(0)} * 1e18)",
         lambda: f"timestamp({o.string(0)})",
     )
@@ -283,13 +300,16 @@ def strings(o: Operands) -> str:
         lambda: f"{s()}.substring({o.int_(0)}, {o.int_(0)})",
         lambda: f"{o.string_list()}.join({o.rng.choice(['', quote(', ')])})",
         lambda: f"strings.quote({s()})",
-        lambda: f"{o.lit(['%s', '%d', '%f', '%.2f', '%x', '%X', '%o', '%b', '%e', '%s-%d', '%%', '%q', '%5d'])}"
-                f".format([{o.one(o.int_, o.string, o.double, o.uint, o.any_list, lambda: 'null')}])",
+        lambda: f"{o.lit(FORMAT_CLAUSES)}.format([{o.one(o.int_, o.string, o.double, o.uint)}])",
+        lambda: f"{o.lit(FORMAT_CLAUSES)}.format([{o.rng.choice(['null', 'ints', 'b'])}])",
         lambda: f"'%s and %s'.format([{o.any_list()}, {o.string_map()}])",
         lambda: f"{s()} + {s()}",
         lambda: f"{s()}.matches({o.lit(REGEXES)})",
         lambda: f"{s()}.matches(s)",
     )
+
+
+NUMBERED = ["1, 2, 3, 4", "abc 123", "a1b22c333"]
 
 
 def regex(o: Operands) -> str:
@@ -298,19 +318,17 @@ def regex(o: Operands) -> str:
         lambda: f"{o.string()}.findAll({o.lit(REGEXES)})",
         lambda: f"{o.string()}.findAll({o.lit(REGEXES)}, {o.int_(0)})",
         lambda: f"{o.string()}.matches({o.lit(REGEXES)})",
-        lambda: f"{o.lit(['1, 2, 3, 4', 'abc 123', 'a1b22c333'])}.findAll('[0-9]+').map(x, int(x)).sum()",
+        lambda: f"{o.lit(NUMBERED)}.findAll('[0-9]+').map(x, int(x)).sum()",
         lambda: f"{o.string()}.find(s)",
     )
 
 
 def time(o: Operands) -> str:
-    getter = o.rng.choice(["getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate",
-                           "getDayOfWeek", "getHours", "getMinutes", "getSeconds",
-                           "getMilliseconds"])
+    getter = o.rng.choice(TIME_GETTERS)
     return o.one(
         lambda: f"{o.timestamp()}.{getter}()",
         lambda: f"{o.timestamp()}.{getter}({o.lit(TIMEZONES)})",
-        lambda: f"{o.duration()}.{o.rng.choice(['getHours', 'getMinutes', 'getSeconds', 'getMilliseconds'])}()",
+        lambda: f"{o.duration()}.{o.rng.choice(DURATION_GETTERS)}()",
         lambda: f"{o.timestamp()} {o.rng.choice(['+', '-'])} {o.duration()}",
         lambda: f"{o.timestamp()} - {o.timestamp()}",
         lambda: f"{o.duration()} {o.rng.choice(['+', '-'])} {o.duration()}",
@@ -326,13 +344,18 @@ def time(o: Operands) -> str:
     )
 
 
+MACROS = ["all", "exists", "exists_one"]
+TWO_VARIABLE_MACROS = ["all", "exists", "existsOne"]
+SORT_KEYS = ["-x", "x % 3", "string(x)", "x * 1.5"]
+
+
 def lists(o: Operands) -> str:
     return o.one(
         lambda: f"{o.int_(0)} in {o.int_list()}",
         lambda: f"{o.int_list()}[{o.int_(0)}]",
         lambda: f"{o.int_list()} + {o.int_list()}",
         lambda: f"size({o.any_list()})",
-        lambda: f"{o.int_list()}.{o.rng.choice(['all', 'exists', 'exists_one'])}(x, x > {o.int_(0)})",
+        lambda: f"{o.int_list()}.{o.rng.choice(MACROS)}(x, x > {o.int_(0)})",
         lambda: f"{o.int_list()}.map(x, x {o.rng.choice('+*/%')} {o.int_(0)})",
         lambda: f"{o.int_list()}.map(x, x > 0, x * 2)",
         lambda: f"{o.int_list()}.filter(x, x % 2 == 0)",
@@ -370,7 +393,7 @@ def extended_lists(o: Operands) -> str:
         lambda: f"{o.int_list()}.slice({o.int_(0)}, {o.int_(0)})",
         lambda: f"{o.one(o.int_list, o.double_list, o.string_list)}.sort()",
         lambda: f"{o.any_list()}.sort()",
-        lambda: f"{o.int_list()}.sortBy(x, {o.rng.choice(['-x', 'x % 3', 'string(x)', 'x * 1.5'])})",
+        lambda: f"{o.int_list()}.sortBy(x, {o.rng.choice(SORT_KEYS)})",
         lambda: "pod.containers.sortBy(c, c.name).map(c, c.name)",
         lambda: f"{o.any_list()}.{o.rng.choice(['first', 'last'])}()",
         lambda: f"{o.int_list()}.{o.rng.choice(['first', 'last'])}().orValue(-1)",
@@ -378,26 +401,29 @@ def extended_lists(o: Operands) -> str:
     )
 
 
+MIXED_LISTS = ["[1, 2.0]", "[1u]", "[1.0]", "[1]", "[2u, 1]", "[1.0, 2.0]"]
+
+
 def sets(o: Operands) -> str:
     fn = o.rng.choice(["contains", "equivalent", "intersects"])
     return o.one(
         lambda: f"sets.{fn}({o.int_list()}, {o.int_list()})",
         lambda: f"sets.{fn}({o.string_list()}, {o.string_list()})",
-        lambda: f"sets.{fn}({o.rng.choice(['[1, 2.0]', '[1u]', '[1.0]'])}, {o.rng.choice(['[1]', '[2u, 1]', '[1.0, 2.0]'])})",
+        lambda: f"sets.{fn}({o.rng.choice(MIXED_LISTS)}, {o.rng.choice(MIXED_LISTS)})",
         lambda: f"sets.{fn}({o.any_list()}, {o.any_list()})",
         lambda: f"sets.{fn}([], {o.int_list()})",
     )
 
 
 def maps(o: Operands) -> str:
-    key = o.lit(LABEL_KEYS + ["missing"])
+    key = o.lit([*LABEL_KEYS, "missing"])
     return o.one(
         lambda: f"{o.string_map()}[{key}]",
         lambda: f"{key} in {o.string_map()}",
         lambda: f"has(pod.labels.{o.rng.choice(['app', 'tier', 'missing'])})",
         lambda: f"has(pod.{o.rng.choice(['name', 'spec', 'requests'])})",
         lambda: f"size({o.string_map()})",
-        lambda: f"{o.string_map()}.{o.rng.choice(['all', 'exists', 'exists_one'])}(k, k.startsWith('a'))",
+        lambda: f"{o.string_map()}.{o.rng.choice(MACROS)}(k, k.startsWith('a'))",
         lambda: f"{o.string_map()}.map(k, k + '=' + {o.string_map()}[k]).sort()",
         lambda: "{'a': 1, 'a': 2}",
         lambda: f"{{{key}: {o.static_int()}, 'b': {o.static_int()}}}",
@@ -405,8 +431,8 @@ def maps(o: Operands) -> str:
         lambda: "pod.requests.cpu",
         lambda: "pod.missing",
         lambda: "pod.annotations.delay",
-        lambda: f"{o.string_map()}.{o.rng.choice(['all', 'exists', 'existsOne'])}(k, v, v.size() > {o.int_(0)})",
-        lambda: f"{o.int_list()}.{o.rng.choice(['all', 'exists', 'existsOne'])}(i, v, v > i)",
+        lambda: f"{o.string_map()}.{o.rng.choice(TWO_VARIABLE_MACROS)}(k, v, v.size() > 1)",
+        lambda: f"{o.int_list()}.{o.rng.choice(TWO_VARIABLE_MACROS)}(i, v, v > i)",
         lambda: f"{o.string_map()}.transformList(k, v, k + v).sort()",
         lambda: f"{o.int_list()}.transformList(i, v, i * v)",
         lambda: f"{o.int_list()}.transformList(i, v, v > 0, v)",
@@ -427,12 +453,13 @@ def optionals(o: Operands) -> str:
         lambda: f"labels[?{o.lit(LABEL_KEYS)}]",
         lambda: f"labels[?{o.lit(LABEL_KEYS)}].orValue({o.string(0)})",
         lambda: f"{o.int_list()}[?{o.int_(0)}]",
-        lambda: f"labels[?'app'].or(labels[?'tier']).hasValue()",
+        lambda: "labels[?'app'].or(labels[?'tier']).hasValue()",
         lambda: f"optional.of({o.int_(0)}).value()",
         lambda: "optional.none().value()",
         lambda: f"{{?'a': labels[?{o.lit(LABEL_KEYS)}], 'b': 'x'}}",
         lambda: f"[?labels[?'app'], ?optional.none(), {o.lit(STRINGS)}]",
-        lambda: f"optional.unwrap([optional.of(1), optional.none(), optional.of({o.static_int()})])",
+        lambda: f"optional.unwrap([optional.of(1), optional.none(), "
+                f"optional.of({o.static_int()})])",
         lambda: f"optional.of({o.int_(0)}) == optional.of({o.int_(0)})",
         lambda: f"optional.ofNonZeroValue({o.int_(0)}).orValue(-1)",
     )
@@ -458,7 +485,7 @@ def urls(o: Operands) -> str:
     return o.one(
         lambda: o.url(),
         lambda: f"isURL({o.one(lambda: o.lit(URLS + BAD_URLS), lambda: 'link')})",
-        lambda: f"{o.url()}.{o.rng.choice(['getScheme', 'getHost', 'getHostname', 'getPort', 'getEscapedPath'])}()",
+        lambda: f"{o.url()}.{o.rng.choice(URL_GETTERS)}()",
         lambda: f"{o.url()}.getQuery()",
         lambda: f"{o.url()} == {o.url()}",
         lambda: f"type({o.url()})",
@@ -470,7 +497,7 @@ def ips(o: Operands) -> str:
         lambda: o.ip(),
         lambda: f"isIP({o.one(lambda: o.lit(IPS + BAD_IPS), lambda: 'addr')})",
         lambda: f"ip.isCanonical({o.one(lambda: o.lit(IPS + BAD_IPS), lambda: 'addr')})",
-        lambda: f"{o.ip()}.{o.rng.choice(['family', 'isUnspecified', 'isLoopback', 'isLinkLocalMulticast', 'isLinkLocalUnicast', 'isGlobalUnicast'])}()",
+        lambda: f"{o.ip()}.{o.rng.choice(IP_METHODS)}()",
         lambda: f"string({o.ip()})",
         lambda: f"{o.ip()} == {o.ip()}",
         lambda: f"type({o.ip()})",
@@ -496,7 +523,7 @@ def formats(o: Operands) -> str:
         lambda: f"format.{name}().validate({value})",
         lambda: f"!format.{name}().validate({value}).hasValue()",
         lambda: f"format.{name}().validate({value}).orValue([]).join('; ')",
-        lambda: f"format.named({o.lit(FORMATS + ['nope', ''])})",
+        lambda: f"format.named({o.lit([*FORMATS, 'nope', ''])})",
         lambda: f"format.named({o.lit(FORMATS)}).value().validate({value})",
         lambda: f"format.{name}()",
     )
@@ -506,18 +533,22 @@ def semvers(o: Operands) -> str:
     v = o.semver
     return o.one(
         lambda: v(),
-        lambda: f"isSemver({o.one(lambda: o.lit(SEMVERS + LOOSE_SEMVERS + BAD_SEMVERS), lambda: 'ver')})",
-        lambda: f"isSemver({o.lit(SEMVERS + LOOSE_SEMVERS + BAD_SEMVERS)}, {o.rng.choice(['true', 'false'])})",
+        lambda: f"isSemver({o.one(lambda: o.lit(ALL_SEMVERS), lambda: 'ver')})",
+        lambda: f"isSemver({o.lit(ALL_SEMVERS)}, {o.rng.choice(['true', 'false'])})",
         lambda: f"{v()}.{o.rng.choice(['major', 'minor', 'patch'])}()",
         lambda: f"{v()}.{o.rng.choice(['isGreaterThan', 'isLessThan', 'compareTo'])}({v()})",
         lambda: f"{v()} == {v()}",
     )
 
 
+REGEX_FUNCTIONS = ["matches", "find", "findAll"]
+PARSERS = ["quantity", "ip", "cidr", "url", "semver"]
+
+
 def literals(o: Operands) -> str:
     """Constant arguments Kubernetes validates when the expression is compiled."""
     return o.one(
-        lambda: f"{o.string(0)}.{o.rng.choice(['matches', 'find', 'findAll'])}({o.lit(BAD_REGEXES)})",
+        lambda: f"{o.string(0)}.{o.rng.choice(REGEX_FUNCTIONS)}({o.lit(BAD_REGEXES)})",
         lambda: f"timestamp({o.lit(BAD_TIMESTAMPS)})",
         lambda: f"duration({o.lit(BAD_DURATIONS)})",
         lambda: f"quantity({o.lit(BAD_QUANTITIES)})",
@@ -525,9 +556,9 @@ def literals(o: Operands) -> str:
         lambda: f"cidr({o.lit(BAD_CIDRS)})",
         lambda: f"url({o.lit(BAD_URLS)})",
         lambda: f"semver({o.lit(BAD_SEMVERS + LOOSE_SEMVERS)})",
-        lambda: f"{o.lit(['%z', '%', '%5', '%.x', '%d %d'])}.format([1])",
-        lambda: f"b ? {o.rng.choice(['quantity', 'ip', 'cidr', 'url', 'semver'])}({o.lit(BAD_QUANTITIES + BAD_IPS)}) : 0",
-        lambda: f"[{o.rng.choice(['1, 2', 'i, 2'])}].exists(x, {o.string(0)}.matches({o.lit(BAD_REGEXES)}))",
+        lambda: f"{o.lit(BAD_FORMAT_CLAUSES)}.format([1])",
+        lambda: f"b ? {o.rng.choice(PARSERS)}({o.lit(BAD_QUANTITIES + BAD_IPS)}) : 0",
+        lambda: f"[1, 2].exists(x, {o.string(0)}.matches({o.lit(BAD_REGEXES)}))",
     )
 
 
@@ -547,9 +578,9 @@ def type_errors(o: Operands) -> str:
         lambda: f"{o.int_(0)} == {o.string(0)}",
         lambda: f"{o.int_(0)} == {o.double(0)}",
         lambda: f"{o.int_(0)} < {o.string(0)}",
-        lambda: f"ts + ts",
+        lambda: "ts + ts",
         lambda: f"labels.{o.rng.choice(['all', 'map'])}(k, k + 1)",
-        lambda: f"ints.map(x, x + 'a')",
+        lambda: "ints.map(x, x + 'a')",
         lambda: "undeclared + 1",
         lambda: f"{o.rng.choice(['nosuch', 'sortby', 'sumOf'])}({o.int_list()})",
         lambda: f"pod.labels.app {o.rng.choice(['+', '-'])} 1",

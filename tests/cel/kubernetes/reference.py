@@ -40,8 +40,9 @@ def binary() -> Path:
     done = subprocess.run([str(CLUSTER_SH), "build", "cel-reference"], capture_output=True,
                           text=True, timeout=BUILD_TIMEOUT, check=False)
     if done.returncode != 0:
-        raise ReferenceUnavailable(f"cluster.sh build cel-reference failed (exit {done.returncode}):"
-                             f"\n{done.stderr[-3000:]}")
+        raise ReferenceUnavailable(
+            f"cluster.sh build cel-reference failed (exit {done.returncode}):\n"
+            f"{done.stderr[-3000:]}")
     path = subprocess.run([str(CLUSTER_SH), "path", "cel-reference"], capture_output=True,
                           text=True, timeout=60, check=True).stdout.strip()
     return Path(path)
@@ -58,5 +59,6 @@ def evaluate(program: Path, requests: Sequence[Request]) -> list[dict[str, Any]]
                              f"{done.stderr[-2000:]}")
     answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     if len(answers) != len(requests):
-        raise ReferenceUnavailable(f"cel-reference answered {len(answers)} of {len(requests)} lines")
+        raise ReferenceUnavailable(
+            f"cel-reference answered {len(answers)} of {len(requests)} lines")
     return answers

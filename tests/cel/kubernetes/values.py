@@ -18,7 +18,15 @@ import math
 from typing import Any
 
 from policysched.cel import types as t
-from policysched.cel.values import NANOS, Duration, OptionalValue, Timestamp, TypeValue, UInt, type_of
+from policysched.cel.values import (
+    NANOS,
+    Duration,
+    OptionalValue,
+    Timestamp,
+    TypeValue,
+    UInt,
+    type_of,
+)
 
 Canon = tuple[Any, ...]
 
