@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 from . import reference
@@ -48,16 +49,25 @@ def main(argv: list[str] | None = None) -> int:
 def write_report(path: Path, tally: Tally, seed: int) -> None:
     """Replace (or append) the differential's section of ``path``."""
     total = sum(tally.total.values())
-    body = "\n".join([
-        SECTION,
-        "",
+    intro = textwrap.fill(
         f"`make cel-differential` compares {total:,} generated expressions (seed {seed}, "
         "`tests/cel/kubernetes/generator.py`) between our CEL and cel-go with Kubernetes "
         "1.34's CEL environment (`deploy/local/kube/cmd/cel-reference`: "
         "`k8s.io/apiserver/pkg/cel/environment`, compatibility version 1.34, strict cost). "
         "Two results agree when they are the same value of the same type, or both "
-        "compile-time rejections, or both runtime errors. "
-        "`tests/cel/test_kubernetes.py` runs a bounded sample in `make test`.",
+        "compile-time rejections, or both runtime errors (messages are not compared). "
+        "A program Kubernetes cannot instantiate (constant folding fails, e.g. "
+        "`int(double('inf'))`) counts as a compile-time rejection: admission rejects such a "
+        "policy when it is written. Lists built by iterating a map are sorted by the "
+        "generator (Go's map order is random, so Kubernetes' own result varies). "
+        "`tests/cel/test_kubernetes.py` runs a bounded sample in `make test` and the "
+        "examples of the Kubernetes CEL documentation "
+        "(`tests/cel/kubernetes/examples.yaml`).", width=95, break_long_words=False,
+        break_on_hyphens=False)
+    body = "\n".join([
+        SECTION,
+        "",
+        intro,
         "",
         tally.summary() + ".",
         "",

@@ -8,6 +8,7 @@ not compared: they are shown in the examples). Anything else is one of ``DIFFERE
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -113,6 +114,29 @@ class Result:
     theirs: Outcome
     difference: str | None
 
+    @property
+    def cause(self) -> str:
+        """The difference in a few words, for grouping: the message of the side that
+        failed (positions and numbers blanked), or the area for a different value."""
+        if self.difference is None:
+            return ""
+        if self.ours.kind == VALUE and self.theirs.kind == VALUE:
+            return f"different value ({self.case.area})"
+        failed = self.theirs if self.ours.kind == VALUE else self.ours
+        if self.ours.kind == COMPILE_ERROR and self.theirs.kind != COMPILE_ERROR:
+            failed = self.ours
+        elif self.theirs.kind == COMPILE_ERROR and self.ours.kind != COMPILE_ERROR:
+            failed = self.theirs
+        side = "ours" if failed is self.ours else "Kubernetes"
+        return f"{self.difference} — {side}: {_gist(failed.message)}"
+
+
+def _gist(message: str) -> str:
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    first = re.sub(r"^ERROR: <input>:\d+:\d+: |^\w+ error at offset \d+: ", "", first)
+    first = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", first) if "undeclared" not in first else first
+    return re.sub(r"\d+", "N", first)[:110]
+
 
 def run(cases: Sequence[Case], program: Path) -> list[Result]:
     """Every case through both sides."""
@@ -129,11 +153,14 @@ class Tally:
     """Counts per area and per difference, with the first examples of each."""
 
     examples_per_kind: int = 3
+    top_causes: int = 40
     total: Counter[str] = field(default_factory=Counter)
     agree: Counter[str] = field(default_factory=Counter)
     kinds: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     examples: dict[tuple[str, str], list[Result]] = field(
         default_factory=lambda: defaultdict(list))
+    causes: Counter[str] = field(default_factory=Counter)
+    cause_example: dict[str, Result] = field(default_factory=dict)
 
     def add(self, results: Sequence[Result]) -> None:
         for r in results:
@@ -143,8 +170,11 @@ class Tally:
                 continue
             self.kinds[r.case.area][r.difference] += 1
             shown = self.examples[(r.case.area, r.difference)]
-            if len(shown) < self.examples_per_kind:
+            if len(shown) < self.examples_per_kind and \
+                    all(x.case.expr != r.case.expr for x in shown):
                 shown.append(r)
+            self.causes[r.cause] += 1
+            self.cause_example.setdefault(r.cause, r)
 
     @property
     def agreement(self) -> float:
@@ -171,6 +201,12 @@ class Tally:
         if overall:
             lines += ["", "| difference | count |", "|---|---:|"]
             lines += [f"| {kind} | {count} |" for kind, count in overall.most_common()]
+            lines += ["", f"Most frequent causes ({self.top_causes} first):", "",
+                      "| cause | count | example |", "|---|---:|---|"]
+            for cause, count in self.causes.most_common(self.top_causes):
+                r = self.cause_example[cause]
+                lines.append(f"| {_table_cell(cause)} | {count} | "
+                             f"`{_table_cell(r.case.expr, 70)}` |")
         for area in sorted(self.kinds):
             lines += ["", f"**{area}**", ""]
             for kind, count in self.kinds[area].most_common():
@@ -184,3 +220,7 @@ class Tally:
 def _cell(text: str, limit: int = 160) -> str:
     text = " ".join(text.split()).replace("`", "'")
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _table_cell(text: str, limit: int = 160) -> str:
+    return _cell(text, limit).replace("|", "\\|")
