@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from policysched.cel import CelCompileError, CelError, Environment, compile_expression
 
@@ -66,10 +67,10 @@ class Outcome:
         return f"{self.kind}: {first_line.removeprefix('ERROR: <input>:')}"
 
 
-def reference_outcome(answer: dict[str, object]) -> Outcome:
+def reference_outcome(answer: dict[str, Any]) -> Outcome:
     """cel-reference's answer line as an Outcome."""
     if "value" in answer:
-        return Outcome(VALUE, from_json(answer["value"]))  # type: ignore[arg-type]
+        return Outcome(VALUE, from_json(answer["value"]))
     if "compile_error" in answer:
         return Outcome(COMPILE_ERROR, message=str(answer["compile_error"]))
     return Outcome(RUNTIME_ERROR, message=str(answer["runtime_error"]))
@@ -122,12 +123,10 @@ class Result:
             return ""
         if self.ours.kind == VALUE and self.theirs.kind == VALUE:
             return f"different value ({self.case.area})"
-        failed = self.theirs if self.ours.kind == VALUE else self.ours
-        if self.ours.kind == COMPILE_ERROR and self.theirs.kind != COMPILE_ERROR:
-            failed = self.ours
-        elif self.theirs.kind == COMPILE_ERROR and self.ours.kind != COMPILE_ERROR:
-            failed = self.theirs
-        side = "ours" if failed is self.ours else "Kubernetes"
+        # the side that failed; when both did, the one that failed at compile time
+        errors = [(side, o) for side, o in (("ours", self.ours), ("Kubernetes", self.theirs))
+                  if o.kind != VALUE]
+        side, failed = min(errors, key=lambda error: error[1].kind != COMPILE_ERROR)
         return f"{self.difference} — {side}: {_gist(failed.message)}"
 
 
