@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint deploy-files conformance parity bench bench-cel bench-engine bench-e2e bench-churn clean cluster cluster-down e2e
+.PHONY: demo test lint deploy-files conformance cel-differential parity bench bench-cel bench-engine bench-e2e bench-churn clean cluster cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,12 @@ deploy-files: $(STAMP)
 # Lint, the unit tests, then the end-to-end suite (it starts a private local control plane:
 # a cold ~/.cache/policysched builds it first, see deploy/local/README.md) and the parity
 # sample (tests/parity/test_parity.py: a few hundred decisions against kube-scheduler's cached
-# outcomes; a control plane only for scenarios not in the cache).
+# outcomes; a control plane only for scenarios not in the cache), and the bounded sample of the
+# differential test against Kubernetes' CEL (tests/cel/test_kubernetes.py: its reference
+# evaluator is built from the same module cache as the control plane, in seconds).
 test: lint
 	$(BIN)/pytest -m "not e2e"
-	$(BIN)/pytest tests/e2e tests/parity -m e2e
+	$(BIN)/pytest tests/e2e tests/parity tests/cel/test_kubernetes.py -m e2e
 
 # The local control plane in .cluster/ (kube-apiserver + etcd + KWOK, 3 fake nodes).
 cluster:
@@ -53,6 +55,13 @@ parity: $(STAMP)
 
 conformance: $(STAMP)
 	$(BIN)/pytest -s tests/cel/test_conformance.py
+
+# Our CEL against Kubernetes 1.34's (cel-go + k8s.io/apiserver's CEL libraries, built by
+# deploy/local/cluster.sh build cel-reference) on 20,000 generated expressions: prints the
+# per-area table with the first examples of each difference and writes it into
+# docs/conformance.md ("Kubernetes CEL differential").
+cel-differential: $(STAMP)
+	$(BIN)/python -m tests.cel.kubernetes --expressions 20000 --report docs/conformance.md
 
 # Both benchmarks below, with shorter caps and 1,000 pods for the cluster-wide e2e workloads
 # (about 25 minutes on 2 cores); writes docs/benchmarks.md and ends with the summary lines

@@ -3,14 +3,15 @@
 # plane for policysched: etcd + kube-apiserver + KWOK fake nodes, all on 127.0.0.1.
 # The reference kube-scheduler is built too, but only started on request.
 #
-#   cluster.sh build                 build etcd, kube-apiserver, kube-scheduler, kwok (cached)
+#   cluster.sh build [TARGET]        build (cached) TARGET: control-plane (etcd, kube-apiserver,
+#                                    kube-scheduler, kwok), cel-reference, or all (the default)
 #   cluster.sh up [--nodes N]        start etcd, kube-apiserver, kwok; create N fake nodes (default 3)
 #   cluster.sh down                  stop everything started under $CLUSTER_DIR (TERM, then KILL)
 #   cluster.sh status                show processes, ports, apiserver health, node readiness
 #   cluster.sh smoke                 prove nodes Ready + nodeName pod + pods/binding pod Running
 #   cluster.sh start-scheduler       start the reference kube-scheduler (not done by `up`)
 #   cluster.sh restart-apiserver [--signal TERM|KILL] [--down SECONDS]   restart kube-apiserver only
-#   cluster.sh path BINARY           print the cached path of etcd|kube-apiserver|kube-scheduler|kwok
+#   cluster.sh path BINARY           print the cached path of etcd|kube-apiserver|kube-scheduler|kwok|cel-reference
 #   cluster.sh env                   print shell exports (KUBECONFIG, ...) for the running cluster
 #   cluster.sh pin-kube vX.Y.Z       regenerate deploy/local/kube/go.mod for another release
 #
@@ -53,18 +54,23 @@ T_STEP=0
 step() { T_STEP="$(now)"; log "==> $*"; }
 done_step() { log "    done in $(elapsed "$T_STEP")${1:+ — $1}"; }
 
-# A short content hash of a wrapper module (go.mod, go.sum, *.go) plus the Go version:
-# the cache key, so editing a pin (or upgrading Go) triggers a rebuild, nothing else does.
+# A short content hash of a wrapper module (go.mod, go.sum, *.go; extra `find` tests after
+# the directory narrow the files) plus the Go version: the cache key, so editing a pin (or
+# upgrading Go) triggers a rebuild, nothing else does.
 module_key() {
-  local dir="$1"
-  { "$GO" env GOVERSION; cd "$dir" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort | xargs cat; } |
+  local dir="$1"; shift
+  { "$GO" env GOVERSION; cd "$dir" && find . -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) "$@" | LC_ALL=C sort | xargs cat; } |
     sha256sum | cut -c1-10
 }
 
-KUBE_BIN_DIR="" ETCD_BIN_DIR="" KWOK_BIN_DIR=""
+# The kube wrapper module also holds cmd/cel-reference (the CEL reference evaluator of the
+# differential test): each binary's key covers only its own sources, so editing one never
+# rebuilds the other.
+KUBE_BIN_DIR="" ETCD_BIN_DIR="" KWOK_BIN_DIR="" CEL_REFERENCE_BIN_DIR=""
 resolve_bin_dirs() {
   [[ -n "$GO" && -x "$GO" ]] || die "Go not found (set GO=/path/to/go)"
-  KUBE_BIN_DIR="$CACHE/bin/kube-$KUBE_VERSION-$(module_key "$HERE/kube")"
+  KUBE_BIN_DIR="$CACHE/bin/kube-$KUBE_VERSION-$(module_key "$HERE/kube" -not -path './cmd/cel-reference/*')"
+  CEL_REFERENCE_BIN_DIR="$CACHE/bin/cel-reference-$KUBE_VERSION-$(module_key "$HERE/kube" -not -path './cmd/kube-*')"
   ETCD_BIN_DIR="$CACHE/bin/etcd-$ETCD_VERSION-$(module_key "$HERE/etcd")"
   KWOK_BIN_DIR="$CACHE/bin/kwok-$KWOK_VERSION-$(module_key "$HERE/kwok")"
 }
@@ -74,6 +80,7 @@ bin_path() {
     kube-apiserver | kube-scheduler) echo "$KUBE_BIN_DIR/$1" ;;
     etcd) echo "$ETCD_BIN_DIR/etcd" ;;
     kwok) echo "$KWOK_BIN_DIR/kwok" ;;
+    cel-reference) echo "$CEL_REFERENCE_BIN_DIR/cel-reference" ;;
     *) die "unknown binary $1" ;;
   esac
 }
@@ -116,6 +123,35 @@ go_build() { # module-dir output-dir package...
 
 # ---------------------------------------------------------------------------- build
 cmd_build() {
+  local target="${1:-all}"
+  case "$target" in
+    all) build_control_plane; build_cel_reference ;;
+    control-plane) build_control_plane ;;
+    cel-reference) build_cel_reference ;;
+    *) die "unknown build target $target (all, control-plane, cel-reference)" ;;
+  esac
+}
+
+# cel-reference: Kubernetes' CEL environment (k8s.io/apiserver/pkg/cel/environment at the
+# pinned release) as a line-oriented evaluator, see kube/cmd/cel-reference/main.go. Built
+# with -mod=readonly: it needs no module beyond those kube-apiserver already pins, and must
+# not rewrite go.mod (that would change the control plane's cache key).
+build_cel_reference() {
+  resolve_bin_dirs
+  go_env
+  mkdir -p "$CACHE/bin"
+  if [[ -x "$CEL_REFERENCE_BIN_DIR/cel-reference" ]]; then
+    log "==> cel-reference: cached in $CEL_REFERENCE_BIN_DIR"
+    return 0
+  fi
+  local tmp="$CEL_REFERENCE_BIN_DIR.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"
+  step "go build cel-reference (k8s.io/apiserver CEL of $KUBE_VERSION)"
+  GOFLAGS=-mod=readonly go_build "$HERE/kube" "$tmp" "-s -w" ./cmd/cel-reference
+  done_step "$(du -h "$tmp/cel-reference" | cut -f1)"
+  rm -rf "$CEL_REFERENCE_BIN_DIR"; mv "$tmp" "$CEL_REFERENCE_BIN_DIR"
+}
+
+build_control_plane() {
   resolve_bin_dirs
   go_env
   mkdir -p "$CACHE/bin"
@@ -412,7 +448,7 @@ cmd_up() {
 
   local t_build; t_build="$(now)"
   log "==> build (cached)"
-  cmd_build
+  build_control_plane
   log "    done in $(elapsed "$t_build")"
 
   # If any later step fails, stop whatever this `up` already started.
@@ -603,7 +639,7 @@ cmd_env() {
   echo "export KUBE_SCHEDULER_CONFIG='$KUBE_SCHEDULER_CONFIG'"
 }
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd="${1:-}"; shift || true
