@@ -13,7 +13,18 @@ to the compiler (``operators.py``).
 
 from __future__ import annotations
 
-from . import collections, core, encoders, math, network, quantity, regex, strings, time
+from . import (
+    collections,
+    core,
+    encoders,
+    math,
+    network,
+    quantity,
+    regex,
+    strings,
+    time,
+    url,
+)
 from .function import Function, Overload, member_overload
 
 __all__ = ["Function", "Overload", "member_overload", "standard_library"]
@@ -22,7 +33,8 @@ __all__ = ["Function", "Overload", "member_overload", "standard_library"]
 def standard_library() -> dict[str, Function]:
     """All functions available to policies, by name."""
     lib: dict[str, Function] = {}
-    for module in (core, strings, regex, collections, math, encoders, time, quantity, network):
+    for module in (core, strings, regex, collections, math, encoders, time, quantity, network,
+                   url):
         for fn in module.FUNCTIONS:
             if fn.name in lib:
                 raise ValueError(f"function {fn.name} declared twice")
