@@ -3,8 +3,9 @@ CEL cost estimator: one unit is roughly one cheap operation (a variable lookup, 
 addition, one comparison).
 
 * every node costs at least 1;
-* a library function costs ``Function.cost``, multiplied by the estimated size of its first
-  argument (the receiver of a member call) when ``Function.cost_per_size`` is set;
+* a library function costs ``Function.cost``, multiplied by the estimated size of its
+  argument ``Function.size_arg`` (the receiver of a member call first) when
+  ``Function.cost_per_size`` is set;
 * string and byte traversals (equality, ordering, concatenation, per-size functions) count
   ``STRING_TRAVERSAL_FACTOR`` per character, list traversals 1 per element;
 * a comprehension (``all``, ``exists``, ``map``, ``filter`` ...) costs its range plus
@@ -241,8 +242,9 @@ class _Estimator:
         own = 1
         if function is not None:
             own = function.cost
-            if function.cost_per_size and args:
-                own *= self.units(args[0], sizes[0])
+            at = function.size_arg
+            if function.cost_per_size and at < len(args):
+                own *= self.units(args[at], sizes[at])
         return max(1, own) + children, _UNKNOWN
 
     def operator(self, node: ast.Call, fn: str, results: list[tuple[int, _Size]]) -> tuple[

@@ -17,6 +17,7 @@ from . import (
     collections,
     core,
     encoders,
+    format,
     math,
     network,
     quantity,
@@ -34,7 +35,7 @@ def standard_library() -> dict[str, Function]:
     """All functions available to policies, by name."""
     lib: dict[str, Function] = {}
     for module in (core, strings, regex, collections, math, encoders, time, quantity, network,
-                   url):
+                   url, format):
         for fn in module.FUNCTIONS:
             if fn.name in lib:
                 raise ValueError(f"function {fn.name} declared twice")
