@@ -8,7 +8,7 @@ addition, one comparison).
   ``Function.cost_per_size`` is set;
 * string and byte traversals (equality, ordering, concatenation, per-size functions) count
   ``STRING_TRAVERSAL_FACTOR`` per character, list traversals 1 per element;
-* a comprehension (``all``, ``exists``, ``map``, ``filter`` ...) costs its range plus
+* a comprehension (``all``, ``exists``, ``map``, ``filter``, ``sortBy`` ...) costs its range plus
   ``size(range) * (ITERATION_COST + cost of its body)``, so nested comprehensions multiply;
 * ``&&`` and ``||`` count both operands, ``?:`` the condition plus the dearer branch.
 
@@ -75,7 +75,7 @@ _Visit = Generator[tuple[ast.Node, _Scope], tuple[int, _Size], tuple[int, _Size]
 
 _COMPREHENSIONS = frozenset({ast.ALL, ast.EXISTS, ast.EXISTS_ONE, ast.MAP, ast.MAP_FILTER,
                              ast.FILTER, ast.TRANSFORM_LIST, ast.TRANSFORM_MAP,
-                             ast.TRANSFORM_MAP_ENTRY})
+                             ast.TRANSFORM_MAP_ENTRY, ast.SORT_BY})
 _ORDERING = frozenset({ast.LT, ast.LE, ast.GT, ast.GE})
 
 
@@ -322,6 +322,8 @@ class _Estimator:
             return cost, _SCALAR
         if kind == ast.FILTER:
             return cost, _Size(tsize.length, tsize.elem)
+        if kind == ast.SORT_BY:  # the keys, then sorting them (as sort(): one unit each)
+            return cost + n, _Size(tsize.length, tsize.elem)
         if kind in _COMPREHENSIONS:
             return cost, _Size(tsize.length, last if kind != ast.TRANSFORM_MAP_ENTRY else None)
         return cost, _UNKNOWN
