@@ -52,6 +52,7 @@ from ..values import (
     no_such_overload,
 )
 from .function import Function, Overload, member_overload
+from .gosort import go_sort_order
 
 LIST_A = list_of(A)
 
@@ -316,8 +317,8 @@ def sort(lst: Any) -> list[Any]:
 def sort_by_keys(lst: Any, keys: list[Any]) -> list[Any]:
     """cel-go's ``@sortByAssociatedKeys`` (behind ``sort()`` and the ``sortBy`` macro): the
     elements of ``lst`` ordered by the key at the same position; the keys must all be of one
-    comparable type. Equal keys keep their order (Go's sort is not stable beyond 12
-    elements: the order of equal keys may then differ from Kubernetes')."""
+    comparable type. Where Go's unstable sort could leave a different order than Python's
+    (equal keys that are distinct elements, NaN, 0.0 and -0.0), its order is reproduced."""
     if not _is_list(lst):
         raise no_such_overload("@sortByAssociatedKeys", lst, keys)
     if not keys:
@@ -328,10 +329,16 @@ def sort_by_keys(lst: Any, keys: list[Any]) -> list[Any]:
     for x in keys:
         if type(x) is not t:
             raise CelError("list elements must have the same type")
-    if keys is lst:
-        return sorted(lst)
-    order = sorted(range(len(lst)), key=keys.__getitem__)
-    return [lst[i] for i in order]
+    if not (t is float and any(k != k or k == 0 for k in keys)):
+        if keys is lst:  # equal elements are the same value: any sort gives Go's result
+            return sorted(lst)
+        if len(set(keys)) == len(keys):  # no ties: the order is unique
+            return [lst[i] for i in sorted(range(len(lst)), key=keys.__getitem__)]
+    return [lst[i] for i in go_sort_order(keys, _less)]
+
+
+def _less(a: Any, b: Any) -> bool:
+    return bool(a < b)  # False whenever a NaN is involved, as cel-go's failed comparison
 
 
 # The checker's signatures of ``@sortByAssociatedKeys`` (the sortBy macro's call): the

@@ -201,6 +201,19 @@ def test_sort_by_runtime_errors(expr: str, message: str) -> None:
         compile_expression(expr, Environment()).evaluate({})
 
 
+def test_sort_order_is_gos_unstable_one() -> None:
+    """Beyond 12 elements Go's sort.Slice is not stable; its orders (from cel-go in the
+    Kubernetes 1.34 environment) are reproduced."""
+    env = Environment()
+    assert compile_expression("lists.range(20).sortBy(e, e % 2)", env).evaluate({}) == [
+        10, 18, 2, 16, 4, 0, 6, 14, 8, 12, 5, 11, 9, 13, 7, 15, 3, 17, 1, 19]
+    assert compile_expression("lists.range(14).sortBy(e, e % 3)", env).evaluate({}) == [
+        6, 12, 9, 3, 0, 4, 1, 10, 7, 13, 8, 5, 2, 11]
+    nan = float("nan")
+    got = C.sort([3.0, nan, 1.0, 2.0, nan, 0.0])  # NaN is never less: insertion sort stops
+    assert _same(got, [3.0, nan, 1.0, 2.0, nan, 0.0])
+
+
 def test_sort_by_keys() -> None:
     assert C.sort_by_keys(["foo", "bar", "baz"], [3, 1, 2]) == ["bar", "baz", "foo"]
     assert C.sort_by_keys([], []) == []
