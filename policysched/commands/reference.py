@@ -40,7 +40,9 @@ from ..cel.library import (
     regex,
     strings,
     time,
+    url,
 )
+from ..cel.library import format as cel_format
 from ..cel.library import math as cel_math
 from ..cel.library.function import Function, Overload
 from ..cel.library.time import format_duration, format_timestamp
@@ -212,6 +214,8 @@ LIBRARIES: Sequence[tuple[str, Sequence[Function]]] = (
     ("Timestamps and durations", time.FUNCTIONS),
     ("Kubernetes quantities", quantity.FUNCTIONS),
     ("IP addresses and CIDRs", network.FUNCTIONS),
+    ("URLs", url.FUNCTIONS),
+    ("Kubernetes named formats", cel_format.FUNCTIONS),
     ("Kubernetes matching", kubernetes_functions.FUNCTIONS),
     ("Aggregates", aggregate_functions.FUNCTIONS),
 )
@@ -256,6 +260,10 @@ MACROS: Mapping[str, Macro] = {
                                 "map.transformMapEntry(k, v, e)"),
                                "a map made of the one-entry maps `e` returns",
                                "pod.labels.transformMapEntry(k, v, {v: k})"),
+    "sortBy": Macro(("list.sortBy(x, key)",),
+                    "the elements ordered by `key` (int, uint, double, bool, string, bytes, "
+                    "duration or timestamp), as cel-go's ext lists",
+                    "nodes.sortBy(n, -n.podCount).map(n, n.name)"),
     "optMap": Macro(("optional.optMap(x, e)",),
                     "`optional.of(e)` of the held value, or `optional.none()`",
                     "pod.labels[?'app'].optMap(a, a + '-svc')"),
@@ -350,7 +358,7 @@ def cel_text(value: Any) -> str:
         return f"duration('{format_duration(value)}')"
     if isinstance(value, OptionalValue):
         return f"optional.of({cel_text(value.value)})" if value.has else "optional.none()"
-    if isinstance(value, TypeValue | network.IP | network.CIDR):
+    if isinstance(value, TypeValue | network.IP | network.CIDR | url.URL | cel_format.Format):
         return repr(value)
     raise TypeError(f"no CEL text for {type(value).__name__}")
 

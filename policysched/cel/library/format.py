@@ -181,11 +181,12 @@ def _matching(test: Callable[[bytes], object], message: str) -> Callable[[bytes]
 
 
 class Format:
-    """A ``kubernetes.NamedFormat``: equal by name."""
+    """A ``kubernetes.NamedFormat`` (``key`` is its CEL name): equal by ``name``."""
 
-    __slots__ = ("check", "name")
+    __slots__ = ("check", "key", "name")
 
-    def __init__(self, name: str, check: Callable[[bytes], list[str]]) -> None:
+    def __init__(self, key: str, name: str, check: Callable[[bytes], list[str]]) -> None:
+        self.key = key
         self.name = name
         self.check = check
 
@@ -196,14 +197,14 @@ class Format:
         return hash(("format", self.name))
 
     def __repr__(self) -> str:
-        return f"format.named({self.name!r})"
+        return f"format.{self.key}()"
 
 
 register_type(Format, FORMAT_TYPE)
 
 # Kubernetes' ConstantFormats: the CEL name, its Name (what equality compares), the check.
 FORMATS: dict[str, Format] = {
-    key: Format(name, check)
+    key: Format(key, name, check)
     for key, name, check in (
         ("dns1123Label", "DNS1123Label", _dns1123_label),
         ("dns1123Subdomain", "DNS1123Subdomain", _dns1123_subdomain),
@@ -219,6 +220,23 @@ FORMATS: dict[str, Format] = {
         ("date", "date", _matching(_is_date, "invalid date")),
         ("datetime", "datetime", _matching(_is_datetime, "invalid datetime")),
     )
+}
+
+_DOCS = {
+    "dns1123Label": "an RFC 1123 label: lower case alphanumerics and '-', at most 63 characters",
+    "dns1123Subdomain": "an RFC 1123 subdomain: dot-separated labels, at most 253 characters",
+    "dns1035Label": "an RFC 1035 label: as dns1123Label, starting with a letter",
+    "qualifiedName": "a qualified name ('example.com/MyName'): an optional subdomain prefix "
+                     "and '/', a name of alphanumerics, '-', '_', '.'",
+    "dns1123LabelPrefix": "a dns1123Label that may end with '-' (a generateName prefix)",
+    "dns1123SubdomainPrefix": "a dns1123Subdomain that may end with '-' (a generateName prefix)",
+    "dns1035LabelPrefix": "a dns1035Label that may end with '-' (a generateName prefix)",
+    "labelValue": "a label value: empty, or at most 63 alphanumerics, '-', '_', '.'",
+    "uri": "a URI as url() accepts it",
+    "uuid": "a UUID (any case, dashes optional)",
+    "byte": "standard base64 with padding",
+    "date": "an RFC 3339 full-date ('2021-01-01')",
+    "datetime": "an RFC 3339 date-time ('2021-01-01T00:00:00Z')",
 }
 
 _EXAMPLE_INPUT = {
@@ -260,7 +278,7 @@ def _constant(key: str) -> Function:
 
     impl.__name__ = key
     return Function(f"format.{key}", (Overload(f"format.{key}", (), FORMAT_T),), impl,
-                    doc=f"the {key} format (see validate)",
+                    doc=f"the format of {_DOCS[key]} (for validate)",
                     examples=(f"format.{key}().validate('{_EXAMPLE_INPUT[key]}')",))
 
 

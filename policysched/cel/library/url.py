@@ -91,9 +91,7 @@ def _should_escape_slow(c: int, mode: int) -> bool:
             return True
         if mode == _FRAGMENT:
             return False
-    if mode == _FRAGMENT and ch in "!()*":
-        return False
-    return True
+    return not (mode == _FRAGMENT and ch in "!()*")
 
 
 _ESCAPE = [[_should_escape_slow(c, mode) for c in range(256)] for mode in range(7)]

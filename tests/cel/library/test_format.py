@@ -78,7 +78,8 @@ KUBERNETES_CASES = [
     ('format.dns1123LabelPrefix().validate("ab-")', None),
     ('format.dns1123LabelPrefix().validate("-")', [LABEL]),
     ('format.qualifiedName().validate("/a")', ["prefix part must be non-empty"]),
-    ('format.qualifiedName().validate("a/")', ["name part must be non-empty", "name part " + QNAME]),
+    ('format.qualifiedName().validate("a/")',
+     ["name part must be non-empty", "name part " + QNAME]),
     ('format.qualifiedName().validate("A_/b")', ["prefix part " + SUBDOMAIN]),
     ('format.qualifiedName().validate("a/b/c")',
      ["a qualified name " + QNAME + " with an optional DNS subdomain prefix and '/' "
