@@ -69,6 +69,12 @@ EXPRESSIONS = [
     "(node.flag ? ['a'] : []) + pod.list.filter(v, v != node.s)",
     "node.s + pod.s == 'ab'",
     "node.s < pod.s",
+    # Kubernetes library types and the sortBy macro, on node values
+    "url('https://' + node.s + ':8' + string(pod.x) + '/').getPort()",
+    "format.dns1123Label().validate(node.s + pod.s).hasValue()",
+    "format.named(pod.s == 'a' ? 'uuid' : 'byte').value().validate(node.s)",
+    "pod.list.sortBy(v, v == node.s ? '' : v)",
+    "[node.a, pod.x, node.b].sortBy(v, -v)[0]",
 ]
 
 
