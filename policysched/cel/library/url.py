@@ -16,7 +16,6 @@ returned with U+FFFD in place of the bad bytes.
 
 from __future__ import annotations
 
-import ipaddress
 import unicodedata
 from typing import Any
 
@@ -177,26 +176,104 @@ def _split_host_port(host_port: bytes) -> tuple[bytes, bytes]:
 
 def _bracketed_address(addr: bytes) -> str | None:
     """Go's ``netip.ParseAddr`` for a host in brackets: None for an IPv6 address (with an
-    optional zone), "" for IPv4, else the reason it is no address. The reason is Go's for
-    text without '.' or ':'; Go's detailed reasons for malformed addresses (``IPv4 field
-    has value >255`` ...) are shortened to ``unable to parse IP``."""
+    optional zone), "" for IPv4, else Go's reason it is no address (``msg (at "rest")``)."""
     for c in addr:
-        if c == 0x2E:  # '.': IPv4, strict dotted quad
-            try:
-                ipaddress.IPv4Address(addr.decode("ascii"))
-            except (UnicodeDecodeError, ValueError):
-                return "unable to parse IP"
-            return ""
-        if c == 0x3A:  # ':': IPv6, optionally with a non-empty zone
-            base, sep, zone = addr.partition(b"%")
-            try:
-                ipaddress.IPv6Address(base.decode("ascii"))
-            except (UnicodeDecodeError, ValueError):
-                return "unable to parse IP"
-            return "zone must be a non-empty string" if sep and not zone else None
-        if c == 0x25:
+        if c == 0x2E:  # '.'
+            return _ipv4_fields(addr, 0, len(addr)) or ""
+        if c == 0x3A:  # ':'
+            return _ipv6_problem(addr)
+        if c == 0x25:  # '%'
             return "missing IPv6 address"
     return "unable to parse IP"
+
+
+def _at(msg: str, rest: bytes) -> str:
+    return f"{msg} (at {go_quote(rest)})"
+
+
+def _ipv4_fields(whole: bytes, off: int, end: int) -> str | None:
+    """netip's ``parseIPv4Fields``: the reason ``whole[off:end]`` is no dotted quad."""
+    s = whole[off:end]
+    val = pos = digits = 0
+    for i, c in enumerate(s):
+        if 0x30 <= c <= 0x39:
+            if digits == 1 and val == 0:
+                return "IPv4 field has octet with leading zero"
+            val = val * 10 + c - 0x30
+            digits += 1
+            if val > 255:
+                return "IPv4 field has value >255"
+        elif c == 0x2E:
+            if i == 0 or i == len(s) - 1 or s[i - 1] == 0x2E:
+                return _at("IPv4 field must have at least one digit", s[i:])
+            if pos == 3:
+                return "IPv4 address too long"
+            pos += 1
+            val = digits = 0
+        else:
+            return _at("unexpected character", s[i:])
+    return "IPv4 address too short" if pos < 3 else None
+
+
+def _ipv6_problem(whole: bytes) -> str | None:
+    """netip's ``parseIPv6``: the reason ``whole`` is no IPv6 address, or None."""
+    s, sep, zone = whole.partition(b"%")
+    if sep and not zone:
+        return "zone must be a non-empty string"
+    ellipsis = -1
+    if s[:2] == b"::":
+        ellipsis, s = 0, s[2:]
+        if not s:
+            return None
+    i = 0
+    while i < 16:
+        off = acc = 0
+        while off < len(s) and s[off] in _HEX:
+            acc = (acc << 4) + int(s[off:off + 1], 16)
+            if off > 3:
+                return _at("each group must have 4 or less digits", s)
+            if acc > 0xFFFF:
+                return _at("IPv6 field has value >=2^16", s)
+            off += 1
+        if off == 0:
+            return _at("each colon-separated field must have at least one digit", s)
+        if off < len(s) and s[off] == 0x2E:
+            if ellipsis < 0 and i != 12:
+                return _at("embedded IPv4 address must replace the final 2 fields of the "
+                           "address", s)
+            if i + 4 > 16:
+                return _at("too many hex fields to fit an embedded IPv4 at the end of the "
+                           "address", s)
+            end = len(whole) - (len(zone) + 1 if zone else 0)
+            problem = _ipv4_fields(whole, end - len(s), end)
+            if problem:
+                return problem
+            s = b""
+            i += 4
+            break
+        i += 2
+        s = s[off:]
+        if not s:
+            break
+        if s[0] != 0x3A:
+            return _at("unexpected character, want colon", s)
+        if len(s) == 1:
+            return _at("colon must be followed by more characters", s)
+        s = s[1:]
+        if s[0] == 0x3A:
+            if ellipsis >= 0:
+                return _at("multiple :: in address", s)
+            ellipsis = i
+            s = s[1:]
+            if not s:
+                break
+    if s:
+        return _at("trailing garbage after address", s)
+    if i < 16:
+        return None if ellipsis >= 0 else "address string too short"
+    if ellipsis >= 0:
+        return "the :: must expand to at least one field of zeros"
+    return None
 
 
 # --------------------------------------------------------------------------- the URL value
@@ -349,7 +426,7 @@ def _parse_host(scheme: bytes, host: bytes) -> bytes:
         else:
             unescaped = _unescape(hostname, _HOST)
         problem = _bracketed_address(unescaped)
-        if problem:
+        if problem:  # Go's parseAddrError text
             raise _ParseError(f"invalid host: ParseAddr({go_quote(unescaped)}): {problem}")
         if problem == "":  # IPv4 in brackets
             raise _ParseError("invalid IP-literal")

@@ -86,6 +86,12 @@ def test_kubernetes_cases(expr: str) -> None:
         ("http://[::1/", 'parse "http://[::1/": missing \']\' in host'),
         ("http://x[::1]/", 'parse "http://x[::1]/": invalid IP-literal'),
         ("http://[zz]/", 'parse "http://[zz]/": invalid host: ParseAddr("zz"): unable to parse IP'),
+        ("http://[1.2.3.4]]/", 'parse "http://[1.2.3.4]]/": invalid host: '
+         'ParseAddr("1.2.3.4]"): unexpected character (at "]")'),
+        ("http://[::1]..]/", 'parse "http://[::1]..]/": invalid host: '
+         'ParseAddr("::1].."): unexpected character, want colon (at "]..")'),
+        ("http://[1::2::3]/", 'parse "http://[1::2::3]/": invalid host: '
+         'ParseAddr("1::2::3"): multiple :: in address (at ":3")'),
         ("http://x%zz/", 'parse "http://x%zz/": invalid URL escape "%zz"'),
         ("http://x%41/", 'parse "http://x%41/": invalid URL escape "%41"'),
         ("http://a b/", 'parse "http://a b/": invalid character " " in host name'),
