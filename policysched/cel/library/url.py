@@ -12,6 +12,10 @@ a host with several colons is split at its last one, for every scheme).
 
 Go strings are bytes: a component that percent-decodes to invalid UTF-8 (``?k=%ff``) is
 returned with U+FFFD in place of the bad bytes.
+
+Deliberate difference: a ``url()`` argument written as a string literal is parsed when the
+expression is checked, so ``url('../x')`` fails ``validate`` (as ``ip()``/``cidr()``
+literals do here). Kubernetes has no such validator: there the call fails when evaluated.
 """
 
 from __future__ import annotations
