@@ -17,7 +17,7 @@ from typing import Any
 from ..types import STRING, Type, list_of, optional_of
 from ..values import CelError, OptionalValue, TypeValue, no_such_overload, register_type
 from .function import Function, Overload, member_overload
-from .url import parse_request_uri
+from .url import go_bytes, parse_request_uri
 
 FORMAT_TYPE = TypeValue("kubernetes.NamedFormat")
 FORMAT_T = Type("kubernetes.NamedFormat")
@@ -266,7 +266,7 @@ def _named(name: Any) -> OptionalValue:
 def _validate(f: Any, s: Any) -> OptionalValue:
     if type(f) is not Format or type(s) is not str:
         raise no_such_overload("validate", f, s)
-    errors = f.check(s.encode())
+    errors = f.check(go_bytes(s))
     return OptionalValue(errors) if errors else OptionalValue.NONE
 
 

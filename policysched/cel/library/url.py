@@ -33,9 +33,18 @@ URL_T = Type("kubernetes.URL")
 # --------------------------------------------------------------------------- Go helpers
 
 
+def go_bytes(s: str) -> bytes:
+    """The Go string (UTF-8 bytes) of a CEL string. A lone surrogate (which JSON can carry
+    into a Python string) is U+FFFD, as Go's JSON decoding makes it."""
+    try:
+        return s.encode()
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in s).encode()
+
+
 def go_quote(s: str | bytes) -> str:
     """Go's ``strconv.Quote``: a double-quoted Go string literal (``%q``)."""
-    data = s.encode() if isinstance(s, str) else s
+    data = go_bytes(s) if isinstance(s, str) else s
     out = ['"']
     text = data.decode("utf-8", errors="surrogateescape")
     for ch in text:
@@ -498,7 +507,7 @@ def _parse(raw: bytes, via_request: bool) -> URL:
 
 def parse_request_uri(s: str) -> URL:
     """Go's ``url.ParseRequestURI``; ``CelError`` with Go's error text."""
-    raw = s.encode()
+    raw = go_bytes(s)
     try:
         return _parse(raw, via_request=True)
     except _ParseError as e:
@@ -507,7 +516,7 @@ def parse_request_uri(s: str) -> URL:
 
 def parse_url(s: str) -> URL:
     """Go's ``url.Parse`` (the fragment cut off first); ``CelError`` with Go's error text."""
-    raw = s.encode()
+    raw = go_bytes(s)
     head, sep, frag = raw.partition(b"#")
     try:
         url = _parse(head, via_request=False)

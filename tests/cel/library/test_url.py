@@ -176,6 +176,13 @@ def test_wrong_argument_types() -> None:
         compile_expression("'https://x'.getHost()", ENV)
 
 
+def test_a_lone_surrogate_is_go_s_replacement_character() -> None:
+    # JSON can carry one into a string; Go's JSON decoding would have made it U+FFFD
+    assert evaluate("url(s).getEscapedPath()", s="/a\ud800") == "/a%EF%BF%BD"
+    assert evaluate("isURL(s)", s="\ud800") is False
+    assert evaluate("format.dns1123Label().validate(s).hasValue()", s="\ud800") is True
+
+
 def test_go_quote() -> None:
     assert url.go_quote("a\"b\\c\n") == '"a\\"b\\\\c\\n"'
     assert url.go_quote("é\u00ad\U0001f600\x7f") == '"é\\u00ad\U0001f600\\x7f"'
