@@ -52,6 +52,7 @@ OPT_FLAT_MAP = "optFlatMap"    # opt.optFlatMap(v, expr)
 TRANSFORM_LIST = "transformList"
 TRANSFORM_MAP = "transformMap"
 TRANSFORM_MAP_ENTRY = "transformMapEntry"
+SORT_BY = "sortBy"             # list.sortBy(x, key) (cel-go ext lists)
 
 
 @dataclass(frozen=True, slots=True)

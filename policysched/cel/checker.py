@@ -32,6 +32,7 @@ from . import ast
 from .environment import Environment
 from .errors import CelCompileError, CompileErrorKind, shown
 from .library import Overload
+from .library.collections import SORT_BY_OVERLOADS
 from .types import (
     BOOL,
     BYTES,
@@ -697,7 +698,7 @@ class _Checker:
 
         return [inst(p) for p in ov.params], inst(ov.result)
 
-    def resolve_overload(self, node: ast.Call, name: str, overloads: Sequence[Overload],
+    def resolve_overload(self, node: ast.Call | ast.Macro, name: str, overloads: Sequence[Overload],
                          arg_types: list[Type], target: Type | None) -> Type:
         member = target is not None
         result: Type | None = None
@@ -733,7 +734,7 @@ class _Checker:
         self.overloads[id(node)] = tuple(matched)
         return result
 
-    def no_overload(self, node: ast.Call, name: str, arg_types: list[Type],
+    def no_overload(self, node: ast.Call | ast.Macro, name: str, arg_types: list[Type],
                     target: Type | None) -> CelCompileError:
         if target is not None:
             rest = ", ".join(self.show(t) for t in arg_types[1:])
@@ -844,6 +845,10 @@ class _Checker:
             if r.name == "list" and r.params and not r.is_param:
                 return list_of(r.params[0])
             return list_of(v1)
+        if kind == ast.SORT_BY:
+            key = yield args[0], inner
+            return self.resolve_overload(node, "@sortByAssociatedKeys", SORT_BY_OVERLOADS,
+                                         [target, list_of(key)], target)
         if kind in (ast.MAP, ast.MAP_FILTER, ast.TRANSFORM_LIST, ast.TRANSFORM_MAP,
                     ast.TRANSFORM_MAP_ENTRY):
             if len(args) == 2:

@@ -19,6 +19,7 @@ from typing import Any
 from . import ast, operators
 from .environment import Environment
 from .library import Function
+from .library.collections import sort_by_keys
 from .types import Type
 from .values import (
     INT64_MAX,
@@ -809,6 +810,23 @@ def _transform(kind: str) -> Builder:
     return build
 
 
+def _sort_by(target: Evaluator, var: str, var2: str | None, args: list[Evaluator]) -> Evaluator:
+    """``list.sortBy(x, key)``: cel-go maps the list to its keys, then sorts by them."""
+    (key,) = args
+
+    def sort_by(act: Activation, inner: dict[str, Any]) -> list[Any]:
+        source = target(act)
+        items = _items(source, None)
+        _spend(act, len(items))
+        keys = []
+        for item in items:
+            inner[var] = item
+            keys.append(key(inner))
+        return sort_by_keys(source, keys)
+
+    return _scoped(sort_by, var, var2)
+
+
 _COMPREHENSIONS: dict[str, Builder] = {
     ast.ALL: _quantifier(False),
     ast.EXISTS: _quantifier(True),
@@ -819,4 +837,5 @@ _COMPREHENSIONS: dict[str, Builder] = {
     ast.TRANSFORM_LIST: _transform(ast.TRANSFORM_LIST),
     ast.TRANSFORM_MAP: _transform(ast.TRANSFORM_MAP),
     ast.TRANSFORM_MAP_ENTRY: _transform(ast.TRANSFORM_MAP_ENTRY),
+    ast.SORT_BY: _sort_by,
 }

@@ -3,11 +3,12 @@ CEL cost estimator: one unit is roughly one cheap operation (a variable lookup, 
 addition, one comparison).
 
 * every node costs at least 1;
-* a library function costs ``Function.cost``, multiplied by the estimated size of its first
-  argument (the receiver of a member call) when ``Function.cost_per_size`` is set;
+* a library function costs ``Function.cost``, multiplied by the estimated size of its
+  argument ``Function.size_arg`` (the receiver of a member call first) when
+  ``Function.cost_per_size`` is set;
 * string and byte traversals (equality, ordering, concatenation, per-size functions) count
   ``STRING_TRAVERSAL_FACTOR`` per character, list traversals 1 per element;
-* a comprehension (``all``, ``exists``, ``map``, ``filter`` ...) costs its range plus
+* a comprehension (``all``, ``exists``, ``map``, ``filter``, ``sortBy`` ...) costs its range plus
   ``size(range) * (ITERATION_COST + cost of its body)``, so nested comprehensions multiply;
 * ``&&`` and ``||`` count both operands, ``?:`` the condition plus the dearer branch.
 
@@ -74,7 +75,7 @@ _Visit = Generator[tuple[ast.Node, _Scope], tuple[int, _Size], tuple[int, _Size]
 
 _COMPREHENSIONS = frozenset({ast.ALL, ast.EXISTS, ast.EXISTS_ONE, ast.MAP, ast.MAP_FILTER,
                              ast.FILTER, ast.TRANSFORM_LIST, ast.TRANSFORM_MAP,
-                             ast.TRANSFORM_MAP_ENTRY})
+                             ast.TRANSFORM_MAP_ENTRY, ast.SORT_BY})
 _ORDERING = frozenset({ast.LT, ast.LE, ast.GT, ast.GE})
 
 
@@ -241,8 +242,9 @@ class _Estimator:
         own = 1
         if function is not None:
             own = function.cost
-            if function.cost_per_size and args:
-                own *= self.units(args[0], sizes[0])
+            at = function.size_arg
+            if function.cost_per_size and at < len(args):
+                own *= self.units(args[at], sizes[at])
         return max(1, own) + children, _UNKNOWN
 
     def operator(self, node: ast.Call, fn: str, results: list[tuple[int, _Size]]) -> tuple[
@@ -320,6 +322,8 @@ class _Estimator:
             return cost, _SCALAR
         if kind == ast.FILTER:
             return cost, _Size(tsize.length, tsize.elem)
+        if kind == ast.SORT_BY:  # the keys, then sorting them (as sort(): one unit each)
+            return cost + n, _Size(tsize.length, tsize.elem)
         if kind in _COMPREHENSIONS:
             return cost, _Size(tsize.length, last if kind != ast.TRANSFORM_MAP_ENTRY else None)
         return cost, _UNKNOWN

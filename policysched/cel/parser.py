@@ -765,6 +765,12 @@ class _Parser:
         if name in _TRANSFORMS and n in (3, 4):
             var, var2 = _variables(name, args[:2])
             return ast.Macro(at, _TRANSFORMS[name], target, var, var2, args[2:])
+        if name == "sortBy" and n == 2:
+            if isinstance(target, ast.Literal | ast.CreateMap | ast.CreateStruct):
+                raise _error("sortBy can only be applied to a list, identifier, comprehension, "
+                             "call or select expression", target.offset)
+            var, _ = _variables(name, args[:1])
+            return ast.Macro(at, ast.SORT_BY, target, var, None, args[1:])
         if (name == "optMap" or name == "optFlatMap") and n == 2:
             var, _ = _variables(name, args[:1])
             kind = ast.OPT_MAP if name == "optMap" else ast.OPT_FLAT_MAP

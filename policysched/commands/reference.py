@@ -42,7 +42,9 @@ from ..cel.library import (
     semver,
     strings,
     time,
+    url,
 )
+from ..cel.library import format as cel_format
 from ..cel.library import math as cel_math
 from ..cel.library.function import Function, Overload
 from ..cel.library.time import format_duration, format_timestamp
@@ -216,6 +218,8 @@ LIBRARIES: Sequence[tuple[str, Sequence[Function]]] = (
     ("Semantic versions", semver.FUNCTIONS),
     ("Comparisons of quantities and versions", comparisons.FUNCTIONS),
     ("IP addresses and CIDRs", network.FUNCTIONS),
+    ("URLs", url.FUNCTIONS),
+    ("Kubernetes named formats", cel_format.FUNCTIONS),
     ("Kubernetes matching", kubernetes_functions.FUNCTIONS),
     ("Aggregates", aggregate_functions.FUNCTIONS),
 )
@@ -260,6 +264,10 @@ MACROS: Mapping[str, Macro] = {
                                 "map.transformMapEntry(k, v, e)"),
                                "a map made of the one-entry maps `e` returns",
                                "pod.labels.transformMapEntry(k, v, {v: k})"),
+    "sortBy": Macro(("list.sortBy(x, key)",),
+                    "the elements ordered by `key` (int, uint, double, bool, string, bytes, "
+                    "duration or timestamp), as cel-go's ext lists",
+                    "nodes.sortBy(n, -n.podCount).map(n, n.name)"),
     "optMap": Macro(("optional.optMap(x, e)",),
                     "`optional.of(e)` of the held value, or `optional.none()`",
                     "pod.labels[?'app'].optMap(a, a + '-svc')"),

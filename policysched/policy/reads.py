@@ -268,7 +268,8 @@ class _Walk:
             if node.name not in (NODE, NODES):
                 raise _Unknown
             return
-        if isinstance(node, ast.Macro) and node.kind == ast.FILTER and node.target is not None:
+        if isinstance(node, ast.Macro) and node.kind in (ast.FILTER, ast.SORT_BY) \
+                and node.target is not None:
             self.macro(node, bound)  # nodes.filter(n, ...): the list, and what n reads
             return
         if (isinstance(node, ast.Select) and isinstance(node.operand, ast.Ident)

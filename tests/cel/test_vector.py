@@ -80,6 +80,12 @@ EXPRESSIONS = [
     "quantity(node.q) == quantity(pod.q)",
     "semver(node.v, true).compareTo(semver(pod.v)) + pod.x",
     "[semver(node.v, true), semver(pod.v)].exists(v, v.minor() > node.a)",
+    # Kubernetes library types and the sortBy macro, on node values
+    "url('https://' + node.s + ':8' + string(pod.x) + '/').getPort()",
+    "format.dns1123Label().validate(node.s + pod.s).hasValue()",
+    "format.named(pod.s == 'a' ? 'uuid' : 'byte').value().validate(node.s)",
+    "pod.list.sortBy(v, v == node.s ? '' : v)",
+    "[node.a, pod.x, node.b].sortBy(v, -v)[0]",
 ]
 
 

@@ -107,7 +107,7 @@ def test_every_field_of_every_object_type_is_documented() -> None:
 def test_every_macro_of_the_parser_is_documented() -> None:
     forms = " ".join(f for macro in reference.MACROS.values() for f in macro.forms)
     names = [*parser._QUANTIFIERS, *parser._TRANSFORMS, "map", "filter", "has", "optMap",
-             "optFlatMap", "cel.bind"]
+             "optFlatMap", "cel.bind", "sortBy"]
     for name in names:
         assert f"{name}(" in forms, name
     for macro in reference.MACROS.values():

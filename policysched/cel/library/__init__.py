@@ -18,6 +18,7 @@ from . import (
     comparisons,
     core,
     encoders,
+    format,
     math,
     network,
     quantity,
@@ -25,6 +26,7 @@ from . import (
     semver,
     strings,
     time,
+    url,
 )
 from .function import Function, Overload, member_overload
 
@@ -35,7 +37,7 @@ def standard_library() -> dict[str, Function]:
     """All functions available to policies, by name."""
     lib: dict[str, Function] = {}
     for module in (core, strings, regex, collections, math, encoders, time, quantity, semver,
-                   comparisons, network):
+                   comparisons, network, url, format):
         for fn in module.FUNCTIONS:
             if fn.name in lib:
                 raise ValueError(f"function {fn.name} declared twice")

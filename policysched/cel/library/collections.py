@@ -4,7 +4,8 @@
   list overloads of ``indexOf`` / ``lastIndexOf``, declared in ``strings`` because the
   string overloads share the name).
 * cel-go ext lists: ``slice``, ``flatten``, ``distinct``, ``sort``, ``lists.range`` (and the
-  list overload of ``reverse``, declared in ``strings``).
+  list overload of ``reverse``, declared in ``strings``); ``sort_by_keys`` evaluates the
+  ``sortBy`` macro (compiler).
 * cel-go optional library: ``first``, ``last``.
 * cel-go ext sets (as enabled by Kubernetes): ``sets.contains``, ``sets.equivalent``,
   ``sets.intersects``.
@@ -51,6 +52,7 @@ from ..values import (
     no_such_overload,
 )
 from .function import Function, Overload, member_overload
+from .gosort import go_sort_order
 
 LIST_A = list_of(A)
 
@@ -309,15 +311,41 @@ def sort(lst: Any) -> list[Any]:
     """Sort a list whose elements are all of one comparable type."""
     if not _is_list(lst):
         raise no_such_overload("sort", lst)
-    if not lst:
+    return sort_by_keys(lst, lst)
+
+
+def sort_by_keys(lst: Any, keys: list[Any]) -> list[Any]:
+    """cel-go's ``@sortByAssociatedKeys`` (behind ``sort()`` and the ``sortBy`` macro): the
+    elements of ``lst`` ordered by the key at the same position; the keys must all be of one
+    comparable type. Where Go's unstable sort could leave a different order than Python's
+    (equal keys that are distinct elements, NaN, 0.0 and -0.0), its order is reproduced."""
+    if not _is_list(lst):
+        raise no_such_overload("@sortByAssociatedKeys", lst, keys)
+    if not keys:
         return list(lst)
-    t = type(lst[0])
+    t = type(keys[0])
     if t not in _ORDERED:
         raise CelError("list elements must be comparable")
-    for x in lst:
+    for x in keys:
         if type(x) is not t:
             raise CelError("list elements must have the same type")
-    return sorted(lst)
+    if not (t is float and any(k != k or k == 0 for k in keys)):
+        if keys is lst:  # equal elements are the same value: any sort gives Go's result
+            return sorted(lst)
+        if len(set(keys)) == len(keys):  # no ties: the order is unique
+            return [lst[i] for i in sorted(range(len(lst)), key=keys.__getitem__)]
+    return [lst[i] for i in go_sort_order(keys, _less)]
+
+
+def _less(a: Any, b: Any) -> bool:
+    return bool(a < b)  # False whenever a NaN is involved, as cel-go's failed comparison
+
+
+# The checker's signatures of ``@sortByAssociatedKeys`` (the sortBy macro's call): the
+# keys must be a list of one comparable type.
+SORT_BY_OVERLOADS: tuple[Overload, ...] = tuple(
+    member_overload(f"list_{n}_sortByAssociatedKeys", (LIST_A, list_of(t)), LIST_A)
+    for n, t in _COMPARABLE)
 
 
 # ``lists.range(n)`` builds n elements before any comprehension budget can act: bound it

@@ -32,8 +32,8 @@ class Function:
     """A named CEL function.
 
     ``cost`` is the estimated cost of one call; when ``cost_per_size`` is true the cost is
-    multiplied by the size of the first argument (strings, lists, maps), as Kubernetes does
-    for functions that walk their input.
+    multiplied by the size of argument ``size_arg`` (counting the receiver first; strings,
+    lists, maps), as Kubernetes does for functions that walk their input.
 
     ``literal_check`` validates, when the expression is checked, a string literal written as
     argument ``literal_arg`` (counting the receiver first): it raises ``CelError`` exactly
@@ -54,6 +54,7 @@ class Function:
     impl: Callable[..., Any]
     cost: int = 1
     cost_per_size: bool = False
+    size_arg: int = 0
     doc: str = ""
     literal_check: Callable[[str], object] | None = None
     literal_arg: int = 0

@@ -10,7 +10,9 @@ dispatch to ``collections`` for lists.
 
 Deliberate choice: an ``indexOf``/``lastIndexOf`` offset past the end of the string returns
 -1 (cel-go since v0.22, which skips the two cel-spec conformance cases that still expect an
-error); a negative offset is an error.
+error); a negative offset is an error. With an empty substring the offset itself is returned,
+whatever it is (``'abc'.indexOf('', 10) == 10``, ``'abc'.indexOf('', -5) == -5``), as cel-go
+does.
 """
 
 from __future__ import annotations
@@ -92,10 +94,10 @@ def index_of(*args: Any) -> int:
                 return s.find(sub)
             off = args[2]
             if n == 3 and type(off) is int:
+                if not sub:
+                    return off  # whatever it is, as cel-go
                 if off < 0:
                     raise _out_of_range(off)
-                if not sub:
-                    return min(off, len(s))
                 if off >= len(s):
                     return -1
                 return s.find(sub, off)
@@ -115,10 +117,10 @@ def last_index_of(*args: Any) -> int:
                 return s.rfind(sub)
             off = args[2]
             if n == 3 and type(off) is int:
+                if not sub:
+                    return off  # whatever it is, as cel-go
                 if off < 0:
                     raise _out_of_range(off)
-                if not sub:
-                    return min(off, len(s))
                 if off >= len(s):
                     return -1
                 # the last match starting at or before ``off``

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from policysched.cel import CelCompileError, Environment, compile_expression
 from policysched.cel.library import collections as C
 from policysched.cel.values import INT64_MAX, CelError, Duration, OptionalValue, Timestamp, UInt
 
@@ -145,6 +146,84 @@ def test_sort() -> None:
     assert _err(C.sort, [1, "b"]) == "list elements must have the same type"
     assert _err(C.sort, [1, 2.0]) == "list elements must have the same type"
     assert _err(C.sort, [[1, 2, 3]]) == "list elements must be comparable"
+
+
+# sortBy, from apiextensions-apiserver's CEL validation tests (cel-go ext lists v3).
+SORT_BY_CASES = [
+    "[].sortBy(e, e) == []",
+    '["a"].sortBy(e, e) == ["a"]',
+    "[-3, 1, -5, -2, 4].sortBy(e, -(e * e)) == [-5, 4, -3, -2, 1]",
+    "[-3, 1, -5, -2, 4].map(e, e * 2).sortBy(e, -(e * e)) == [-10, 8, -6, -4, 2]",
+    "lists.range(3).sortBy(e, -e) == [2, 1, 0]",
+    '["a", "c", "b", "first"].sortBy(e, e == "first" ? "" : e) == ["first", "a", "b", "c"]',
+    "[{'name': 'foo'}, {'name': 'bar'}, {'name': 'baz'}].sortBy(e, e.name) == "
+    "[{'name': 'bar'}, {'name': 'baz'}, {'name': 'foo'}]",
+    "[3, 1, 2].sortBy(e, dyn(e)) == [1, 2, 3]",
+    "[1, 2, 3, 4].sortBy(e, e % 2) == [2, 4, 1, 3]",  # equal keys keep their order
+    "[10].all(e, [3, 1].sortBy(e, e) == [1, 3] && e == 10)",  # e is scoped to the macro
+]
+
+
+@pytest.mark.parametrize("expr", SORT_BY_CASES)
+def test_sort_by(expr: str) -> None:
+    assert compile_expression(expr, Environment()).evaluate({}) is True
+
+
+@pytest.mark.parametrize(
+    ("expr", "kind", "message"),
+    [
+        ("[1, 2].sortBy(e, [e])", "type",
+         "found no matching overload for '@sortByAssociatedKeys' applied to "
+         "'list(int).(list(list(int)))'"),
+        ("{'a': 1}.sortBy(k, k)", "syntax", "sortBy can only be applied to a list, "
+         "identifier, comprehension, call or select expression"),
+        ("1.sortBy(e, e)", "syntax", "sortBy can only be applied to a list"),
+        ("[1].sortBy(1, e)", "syntax", "argument must be a simple name"),
+    ],
+)
+def test_sort_by_compile_errors(expr: str, kind: str, message: str) -> None:
+    with pytest.raises(CelCompileError) as info:
+        compile_expression(expr, Environment())
+    assert info.value.kind.value == kind
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [
+        ("dyn([1, 'a']).sortBy(e, e)", "list elements must have the same type"),
+        ("dyn([[1], [2]]).sortBy(e, e)", "list elements must be comparable"),
+        ("dyn({'b': 1}).sortBy(k, k)", "no such overload"),
+    ],
+)
+def test_sort_by_runtime_errors(expr: str, message: str) -> None:
+    with pytest.raises(CelError, match=message):
+        compile_expression(expr, Environment()).evaluate({})
+
+
+def test_sort_order_is_gos_unstable_one() -> None:
+    """Beyond 12 elements Go's sort.Slice is not stable; its orders (from cel-go in the
+    Kubernetes 1.34 environment) are reproduced."""
+    env = Environment()
+    assert compile_expression("lists.range(20).sortBy(e, e % 2)", env).evaluate({}) == [
+        10, 18, 2, 16, 4, 0, 6, 14, 8, 12, 5, 11, 9, 13, 7, 15, 3, 17, 1, 19]
+    assert compile_expression("lists.range(14).sortBy(e, e % 3)", env).evaluate({}) == [
+        6, 12, 9, 3, 0, 4, 1, 10, 7, 13, 8, 5, 2, 11]
+    nan = float("nan")
+    got = C.sort([3.0, nan, 1.0, 2.0, nan, 0.0])  # NaN is never less: insertion sort stops
+    assert _same(got, [3.0, nan, 1.0, 2.0, nan, 0.0])
+
+
+def test_sort_by_keys() -> None:
+    assert C.sort_by_keys(["foo", "bar", "baz"], [3, 1, 2]) == ["bar", "baz", "foo"]
+    assert C.sort_by_keys([], []) == []
+    assert _err(C.sort_by_keys, [1, 2], [1, "a"]) == "list elements must have the same type"
+
+
+def test_sort_by_cost_counts_the_keys_and_the_sort() -> None:
+    env = Environment()
+    plain = compile_expression("[3, 1, 2].map(e, -e)", env).cost
+    assert compile_expression("[3, 1, 2].sortBy(e, -e)", env).cost == plain + 3
 
 
 def test_first_last() -> None:

@@ -61,9 +61,11 @@ def test_char_at() -> None:
         (("hello wello", "hello wello"), 0),
         (("hello wello", "ello", 6), 7),
         (("hello wello", "elbo room!!"), -1),
-        # cel-go: an offset past the end finds nothing; the empty string clamps to the end
+        # cel-go v0.26 (Kubernetes 1.34): an offset past the end finds nothing; the empty
+        # string is found at the offset, whatever it is
         (("tacocat", "a", 30), -1),
-        (("tacocat", "", 30), 7),
+        (("tacocat", "", 30), 30),
+        (("tacocat", "", -5), -5),
         (("tacocat", "a", 7), -1),
     ],
 )
@@ -89,7 +91,8 @@ def test_index_of(args: tuple[Any, ...], want: int) -> None:
         (("hello wello", "hello wello"), 0),
         (("bananananana", "nana", 7), 6),
         (("tacocat", "a", 30), -1),
-        (("tacocat", "", 30), 7),
+        (("tacocat", "", 30), 30),
+        (("tacocat", "", -1), -1),
         (("hello mellow", "ello", 6), 1),
     ],
 )
