@@ -230,9 +230,9 @@ class Cache:
             self._unplace(key)
             self._changed()  # the cluster-wide `pods` list changed even if no node did
             return CacheChange(event, old_pod=old)
-        pod = pod_info(event.obj, self._pod_groups)
-        key = pod.key
+        key = pod_key(event.obj)
         old = self._pods.get(key)
+        pod = pod_info(event.obj, self._pod_groups, old)
         self._pods[key] = pod
         self._count_member(old, pod)
         assumed_node = self._assumed.get(key)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
@@ -317,6 +317,7 @@ class PodInfo:
     deleting: bool  # metadata.deletionTimestamp is set
     terminated: bool  # phase Succeeded or Failed: no longer uses its node
     start_time: int | None = None  # status.startTime (Unix seconds), None before it started
+    spec_parts: SpecParts | None = field(default=None, repr=False)  # reused by ``pod_info``
 
     @property
     def preempted(self) -> bool:
@@ -434,10 +435,13 @@ def pod_group_view(
 
 
 def pod_info(
-    obj: dict[str, Any], pod_groups: Mapping[str, PodGroupSpec] | None = None
+    obj: dict[str, Any], pod_groups: Mapping[str, PodGroupSpec] | None = None,
+    previous: PodInfo | None = None,
 ) -> PodInfo:
     """The ``PodInfo`` of a Pod object; ``pod_groups`` (by "namespace/name") fill
-    ``podGroup``. Raises ``ObjectError``."""
+    ``podGroup``. ``previous``: the same pod's ``PodInfo`` before this update, whose
+    values read from ``spec`` are reused when ``spec`` changed in nothing but ``nodeName``
+    (a bind, a status update). Raises ``ObjectError``."""
     obj = _object_map(obj)
     metadata = _get_map(obj, "metadata", "")
     spec = _get_map(obj, "spec", "")
@@ -448,13 +452,12 @@ def pod_info(
     labels = _get_string_map(metadata, "labels", "metadata")
     annotations = _get_string_map(metadata, "annotations", "metadata")
     creation = _get_timestamp(metadata, "creationTimestamp", "metadata") or 0
-    priority = _get_int(spec, "priority", "spec")
-    _get_str(spec, "priorityClassName", "spec")  # checked here, resolved by admission
-    amounts = pod_resources(spec)
-    ports = _ports(spec, "spec")
-    scheduler_name = _get_str(spec, "schedulerName", "spec") or DEFAULT_SCHEDULER
     node_name = _get_str(spec, "nodeName", "spec")
-    affinity = _get_map(spec, "affinity", "spec")
+    if (previous is not None and previous.spec_parts is not None and previous.uid == uid
+            and _same_spec(spec, previous.view["spec"])):
+        parts = previous.spec_parts
+    else:
+        parts = _spec_parts(spec)
     view = {
         "name": name,
         "namespace": namespace,
@@ -462,15 +465,15 @@ def pod_info(
         "labels": labels,
         "annotations": annotations,
         "creationTimestamp": creation,
-        "priority": priority,
-        "requests": amounts.requests,
-        "nonZeroRequests": amounts.non_zero_requests,
-        "limits": amounts.limits,
-        "ports": ports,
-        "tolerations": _tolerations(spec, "spec"),
-        "nodeSelector": _get_string_map(spec, "nodeSelector", "spec"),
-        "affinity": affinity,
-        "schedulerName": scheduler_name,
+        "priority": parts.priority,
+        "requests": parts.amounts.requests,
+        "nonZeroRequests": parts.amounts.non_zero_requests,
+        "limits": parts.amounts.limits,
+        "ports": parts.ports,
+        "tolerations": parts.tolerations,
+        "nodeSelector": parts.node_selector,
+        "affinity": parts.affinity,
+        "schedulerName": parts.scheduler_name,
         "nodeName": node_name,
         "ownerReferences": _owner_references(metadata),
         "podGroup": pod_group_view(namespace, labels.get(POD_GROUP_LABEL), pod_groups),
@@ -478,9 +481,6 @@ def pod_info(
         "spec": spec,
         "status": status,
     }
-    host_ports = tuple(
-        (p["hostIP"], p["protocol"], p["hostPort"]) for p in ports if p["hostPort"] > 0
-    )
     phase = _get_str(status, "phase", "status")
     return PodInfo(
         key=f"{namespace}/{name}",
@@ -489,20 +489,64 @@ def pod_info(
         view=view,
         name=name,
         namespace=namespace,
-        scheduler_name=scheduler_name,
+        scheduler_name=parts.scheduler_name,
         node_name=node_name,
-        priority=priority,
+        priority=parts.priority,
         creation=creation,
-        requests=amounts.requests,
-        limits=amounts.limits,
-        non_zero=amounts.counted_non_zero,
-        host_ports=host_ports,
+        requests=parts.amounts.requests,
+        limits=parts.amounts.limits,
+        non_zero=parts.amounts.counted_non_zero,
+        host_ports=parts.host_ports,
         group=labels.get(POD_GROUP_LABEL),
         nominated_node=_get_str(status, "nominatedNodeName", "status"),
         deleting=metadata.get("deletionTimestamp") is not None,
         terminated=phase in TERMINATED_PHASES,
         start_time=_get_timestamp(status, "startTime", "status"),
+        spec_parts=parts,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SpecParts:
+    """What ``pod_info`` reads from a pod's ``spec`` besides ``nodeName``."""
+
+    priority: int
+    amounts: PodResources
+    ports: list[dict[str, Any]]
+    host_ports: tuple[HostPort, ...]
+    tolerations: list[dict[str, Any]]
+    node_selector: dict[str, str]
+    affinity: dict[str, Any]
+    scheduler_name: str
+
+
+def _spec_parts(spec: dict[str, Any]) -> SpecParts:
+    priority = _get_int(spec, "priority", "spec")
+    _get_str(spec, "priorityClassName", "spec")  # checked here, resolved by admission
+    ports = _ports(spec, "spec")
+    return SpecParts(
+        priority=priority,
+        amounts=pod_resources(spec),
+        ports=ports,
+        host_ports=tuple((p["hostIP"], p["protocol"], p["hostPort"])
+                         for p in ports if p["hostPort"] > 0),
+        tolerations=_tolerations(spec, "spec"),
+        node_selector=_get_string_map(spec, "nodeSelector", "spec"),
+        affinity=_get_map(spec, "affinity", "spec"),
+        scheduler_name=_get_str(spec, "schedulerName", "spec") or DEFAULT_SCHEDULER,
+    )
+
+
+def _same_spec(spec: dict[str, Any], before: dict[str, Any]) -> bool:
+    """Whether two pod specs are equal but for ``nodeName``."""
+    if spec is before:
+        return True
+    if len(spec) - ("nodeName" in spec) != len(before) - ("nodeName" in before):
+        return False
+    return all(k == "nodeName" or before.get(k, _ABSENT) == v for k, v in spec.items())
+
+
+_ABSENT = object()
 
 
 def object_name(obj: dict[str, Any]) -> str:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -400,3 +401,37 @@ def test_views_evaluate_in_cel(expression: str, expected: bool) -> None:
 
 def test_make_node_builder_is_valid() -> None:
     assert type_errors(node_view(make_node("n")), NODE_TYPE) == []
+
+
+def test_an_update_that_binds_the_pod_reuses_what_its_spec_gave() -> None:
+    before = pod_info(FULL_POD)
+    bound = copy.deepcopy(FULL_POD)
+    bound["spec"]["nodeName"] = "n1"
+    bound["status"] = {"phase": "Running", "startTime": "2024-01-01T00:00:30Z"}
+    after = pod_info(bound, previous=before)
+    assert after.spec_parts is before.spec_parts
+    assert after.node_name == after.view["nodeName"] == "n1"
+    assert after.start_time is not None and after.nominated_node == ""
+    fresh = pod_info(bound)  # the same pod read without a previous one
+    assert {k: v for k, v in after.view.items() if k not in ("metadata", "spec", "status")} \
+        == {k: v for k, v in fresh.view.items() if k not in ("metadata", "spec", "status")}
+    assert (after.requests, after.non_zero, after.host_ports, after.priority) == (
+        fresh.requests, fresh.non_zero, fresh.host_ports, fresh.priority)
+
+
+@pytest.mark.parametrize("change", ["resources", "uid", "tolerations", "new key"])
+def test_an_update_that_changes_the_spec_or_the_pod_reads_it_again(change: str) -> None:
+    before = pod_info(FULL_POD)
+    updated = copy.deepcopy(FULL_POD)
+    if change == "resources":  # an in-place resize
+        updated["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
+    elif change == "uid":  # deleted and created again under the same name
+        updated["metadata"]["uid"] = "u-2"
+    elif change == "tolerations":
+        updated["spec"]["tolerations"] = []
+    else:
+        updated["spec"]["hostNetwork"] = True
+    after = pod_info(updated, previous=before)
+    assert after.spec_parts is not before.spec_parts
+    if change == "resources":
+        assert after.requests["cpu"] == 500 and before.requests["cpu"] == 250
