@@ -504,10 +504,10 @@ def _side_label(policies: Sequence[str], config: str | None) -> str:
               "selectors, affinity terms, spread constraints, taints and tolerations are "
               "rewritten with the same mapping. Keys of Kubernetes' own domains "
               "(kubernetes.io/hostname, topology.kubernetes.io/zone...) keep their names, "
-              "not their values; annotations are dropped.")
-@click.option("--keep-label-key", "keep_keys", multiple=True, metavar="KEY",
-              help="With --anonymise: keep this label key's name (e.g. one your policies "
-              "read); repeatable.")
+              "not their values; other annotations are dropped.")
+@click.option("--keep-key", "keep_keys", multiple=True, metavar="KEY",
+              help="With --anonymise: keep this label or annotation key's name (one your "
+              "policies read, e.g. delay); repeatable.")
 @click.option("--page-size", type=click.IntRange(min=1), default=500, show_default=True,
               help="Objects per list request (limit/continue).")
 def snapshot(kubeconfig: str | None, kube_context: str | None, output_path: str,

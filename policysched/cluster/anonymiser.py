@@ -19,7 +19,9 @@ One ``Anonymiser`` holds two mappings, each giving the same input the same token
   to ``keep_keys`` keep their names (their values are still replaced).
 
 Each place that holds a name, a label or a selector is rewritten with them: metadata
-(labels; annotations are dropped: free text), owner references, a pod's node, nominated
+(labels; annotations are free text: only those of kept keys stay, their values replaced as
+label values — so ``keep_keys=["delay"]`` keeps the built-in ``delay`` policy's seconds),
+owner references, a pod's node, nominated
 node, priority class, node selector, node and pod (anti-)affinity terms (keys, values,
 namespaces, namespace selectors, topology keys, match/mismatchLabelKeys), tolerations,
 topology spread constraints, container names and images; a node's taints and images; the
@@ -81,7 +83,7 @@ class Anonymiser:
         return token
 
     def key(self, key: str) -> str:
-        if not key or well_known_key(key) or key in self.keep_keys:
+        if not key or key in self.keep_keys or well_known_key(key):
             return key
         token = self.keys.get(key)
         if token is None:
@@ -148,7 +150,11 @@ class Anonymiser:
             metadata["namespace"] = self.value(metadata["namespace"], NAMESPACE.lower())
         if "labels" in metadata:
             metadata["labels"] = self._labels(metadata["labels"])
-        metadata.pop("annotations", None)
+        annotations = metadata.pop("annotations", None)
+        if isinstance(annotations, dict):  # free text: only the kept keys stay
+            kept = {k: v for k, v in annotations.items() if self.key(k) == k}
+            if kept:
+                metadata["annotations"] = self._labels(kept)
         metadata.pop("generateName", None)
         for owner in _dicts(metadata.get("ownerReferences")):
             if isinstance(owner.get("name"), str):
