@@ -403,8 +403,9 @@ EXIT_DIFF_ERROR = 2  # diff: bad input
 @_cluster_option
 @click.option(
     "--policies", "policy_paths", multiple=True, type=click.Path(exists=True, path_type=str),
-    help="The policies of side A, then of side B (give it twice; each a file or directory, "
-    "added to its side's configuration's policySources, as simulate's --policies).")
+    help="The policies of side A, then of side B: each a file or directory added to its "
+    "side's configuration's policySources, as simulate's --policies. Given once: side A "
+    "without them, side B with them (with --config twice: both sides with them).")
 @click.option(
     "--config", "config_paths", multiple=True,
     type=click.Path(exists=True, dir_okay=False, path_type=str),
@@ -426,8 +427,9 @@ def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
     side, the cluster at the end: cpu and memory fill of the nodes (min, p50, p90, max) and
     pods per zone (topology.kubernetes.io/zone) with their spread.
 
-    Side A is the first --policies / --config, side B the second; --enable, --now and
-    --seed apply to both. Exits 0 when the sides are identical, 1 when they differ, 2 on
+    Side A is the first --policies / --config, side B the second; a single --policies
+    compares the configuration without it (A) and with it (B); --enable, --now and --seed
+    apply to both. Exits 0 when the sides are identical, 1 when they differ, 2 on
     an error (like diff(1)). JSON output: {"identical", "placedDifferently",
     "unschedulableOnlyA", "unschedulableOnlyB", "otherReasons", "evictedOnlyA",
     "evictedOnlyB", "utilisation": {"a", "b"}}. On a terminal, long runs show a progress
@@ -475,12 +477,16 @@ def _diff_sides(policy_paths: Sequence[str], config_paths: Sequence[str]
     for option, given in (("policies", policy_paths), ("config", config_paths)):
         if len(given) > 2:
             raise UserError(messages.DIFF_TOO_MANY.format(option=option, count=len(given)))
-    if len(policy_paths) != 2 and len(config_paths) != 2:
+    if not policy_paths and len(config_paths) != 2:
         raise UserError(messages.DIFF_NEEDS_TWO)
-    policies = [(p,) for p in policy_paths] if len(policy_paths) == 2 else [
-        tuple(policy_paths)] * 2
     configs = list(config_paths) if len(config_paths) == 2 else [
         config_paths[0] if config_paths else None] * 2
+    if len(policy_paths) == 2:
+        policies: list[tuple[str, ...]] = [(policy_paths[0],), (policy_paths[1],)]
+    elif len(config_paths) == 2:  # the same policies on both sides
+        policies = [tuple(policy_paths)] * 2
+    else:  # what adding them changes
+        policies = [(), tuple(policy_paths)]
     return list(zip(policies, configs, strict=True))
 
 

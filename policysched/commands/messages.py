@@ -19,8 +19,8 @@ SNAPSHOT_LISTED = "{kind}: {count}"
 SNAPSHOT_WROTE = "wrote {path}: {nodes} nodes, {pods} pods ({pending} pending)"
 
 # --- diff ----------------------------------------------------------------------------------
-DIFF_NEEDS_TWO = ("diff compares two sides: give --policies twice (A, then B), or --config "
-                  "twice, or both")
+DIFF_NEEDS_TWO = ("diff compares two sides: give --policies twice (A, then B), --config twice, "
+                  "or --policies once (A: without it, B: with it)")
 DIFF_TOO_MANY = "--{option} given {count} times: diff compares two sides (A, then B)"
 DIFF_IDENTICAL = "identical: every pending pod ends the same on both sides"
 DIFF_DIFFERENT = "different: {counts}"

@@ -187,13 +187,21 @@ def test_two_configurations(files: dict[str, str], tmp_path: Path) -> None:
     assert report["utilisation"]["b"]["fill"]["cpu"]["min"] == 0.5
 
 
+def test_one_policies_compares_without_and_with_it(files: dict[str, str]) -> None:
+    code, out, _ = diff("--cluster", files["cluster"], "--policies", files["no-hdd"])
+    assert code == 1
+    assert out.startswith(f"A: the built-in configuration\nB: --policies {files['no-hdd']}\n")
+    assert "default/pinned  big-hdd   0/3 nodes are available: 1 node(s) have hdd disks" in out
+
+
 @pytest.mark.parametrize("args", [
-    ["--policies", "ANY"],  # one side only
     [],
+    ["--config", "CONFIG"],  # one side only
     ["--policies", "ANY", "--policies", "ANY", "--policies", "ANY"],
 ])
 def test_bad_sides_exit_2(files: dict[str, str], args: list[str]) -> None:
-    args = [files["any"] if a == "ANY" else a for a in args]
+    config = str(Path(__file__).resolve().parents[2] / "policies" / "scheduler-config.yaml")
+    args = [{"ANY": files["any"], "CONFIG": config}.get(a, a) for a in args]
     code, out, err = diff("--cluster", files["cluster"], *args)
     assert code == 2 and out == ""
     assert "diff compares two sides" in err or "given 3 times" in err
