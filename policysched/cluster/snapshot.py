@@ -15,7 +15,9 @@ Each object keeps only what scheduling reads (``trimmed``): its metadata without
 last-applied-configuration annotation); a pod's scheduling fields and, of its containers,
 the name, image, resources, ports and restartPolicy; a node's taints and
 ``unschedulable``, its allocatable, capacity and images; the workloads' selectors;
-what preemption reads of a budget. The objects come sorted by kind (the order of
+what preemption reads of a budget. A PriorityClass that pods name but that was deleted
+after they were created is written with their priority (``deleted_priority_classes``), so
+that the file reads. The objects come sorted by kind (the order of
 ``KINDS``), then namespace and name, so two snapshots of the same cluster are the same
 file.
 """
@@ -38,7 +40,7 @@ from ..model.workloads import (
 )
 from .cluster_file import API_VERSIONS
 from .kube import LIST_PAGE_SIZE, PODGROUP_API, list_objects
-from .memory import NODE, POD, POD_GROUP, PRIORITY_CLASS
+from .memory import NODE, POD, POD_GROUP, PRIORITY_CLASS, SYSTEM_PRIORITY_CLASSES
 from .transport import ApiError, Transport
 
 
@@ -103,25 +105,41 @@ def snapshot(transport: Transport, on_progress: ProgressCallback | None = None,
              page_size: int | None = None) -> list[dict[str, Any]]:
     """The cluster's objects, trimmed and sorted (see the module docstring). Raises
     ``ApiError`` (a kind that cannot be listed, other than an absent optional one)."""
-    objects: list[dict[str, Any]] = []
-    for listed in KINDS:
-        def page(count: int, kind: str = listed.kind) -> None:
+    listed: dict[str, list[dict[str, Any]]] = {}
+    for kind in KINDS:
+        def page(count: int, name: str = kind.kind) -> None:
             if on_progress is not None:
-                on_progress(ListProgress(kind, count, False))
+                on_progress(ListProgress(name, count, False))
 
         try:
-            items, _ = list_objects(transport, listed.path, on_page=page,
+            items, _ = list_objects(transport, kind.path, on_page=page,
                                     page_size=page_size or LIST_PAGE_SIZE)
         except ApiError as e:
-            if not (listed.optional and e.status == 404):
+            if not (kind.optional and e.status == 404):
                 raise
             items = []
-        trimmed_items = [trimmed(listed.kind, item) for item in items]
-        trimmed_items.sort(key=_namespaced_name)
-        objects.extend(trimmed_items)
+        listed[kind.kind] = [trimmed(kind.kind, item) for item in items]
         if on_progress is not None:
-            on_progress(ListProgress(listed.kind, len(items), True))
-    return objects
+            on_progress(ListProgress(kind.kind, len(items), True))
+    listed[PRIORITY_CLASS] += deleted_priority_classes(listed[PRIORITY_CLASS], listed[POD])
+    return [obj for kind in KINDS for obj in sorted(listed[kind.kind], key=_namespaced_name)]
+
+
+def deleted_priority_classes(classes: list[dict[str, Any]], pods: list[dict[str, Any]]
+                             ) -> list[dict[str, Any]]:
+    """A PriorityClass for each class that pods name but that no longer exists (deleted
+    after they were created: they keep the priority it gave them), with the priority of
+    the first such pod, so that the cluster file resolves their class as the API server
+    did."""
+    known = {c["metadata"]["name"] for c in classes} | set(SYSTEM_PRIORITY_CLASSES)
+    made: dict[str, dict[str, Any]] = {}
+    for pod in pods:
+        spec = pod.get("spec") or {}
+        name = spec.get("priorityClassName")
+        if name and name not in known and name not in made:
+            made[name] = {"apiVersion": API_VERSIONS[PRIORITY_CLASS], "kind": PRIORITY_CLASS,
+                          "metadata": {"name": name}, "value": int(spec.get("priority") or 0)}
+    return list(made.values())
 
 
 def _namespaced_name(obj: Mapping[str, Any]) -> tuple[str, str]:

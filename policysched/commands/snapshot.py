@@ -2,7 +2,9 @@
 ``explain``, ``diff`` and policy tests read unchanged (``cluster.snapshot`` lists and trims
 the objects; ``cluster.anonymiser`` replaces names and labels on request).
 
-The file is checked with the cluster-file reader before it is written, and starts with
+The objects are checked as the cluster-file reader checks a file's (``check_objects``)
+before anything is written. The YAML is PyYAML's, whose quoting the reader reads back as
+written; it is not parsed again, which would take most of the time. The file starts with
 comments saying when it was taken: ``simulate`` starts its clock at the file's latest
 creationTimestamp unless told ``--now`` (the time of the snapshot, given in the header).
 """
@@ -18,7 +20,7 @@ from typing import Any
 import yaml
 
 from ..cluster.anonymiser import Anonymiser
-from ..cluster.cluster_file import ClusterFileError, parse_cluster
+from ..cluster.cluster_file import ClusterFileError, check_objects
 from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS
 from ..cluster.memory import NODE, POD
 from ..cluster.snapshot import ListProgress, snapshot
@@ -63,12 +65,11 @@ def take_snapshot(kubeconfig: str | None, context: str | None, *, anonymise: boo
         source="" if anonymise else messages.SNAPSHOT_SOURCE.format(host=transport.host),
         at=format_timestamp(int(taken)), now=int(taken), nodes=counts[NODE], pods=counts[POD],
         pending=pending)
-    text = header + render(objects)
-    try:
-        parse_cluster(text, messages.SNAPSHOT_NAME)
-    except ClusterFileError as e:  # what simulate would refuse: say it now
+    try:  # what simulate would refuse: say it now
+        check_objects(objects, messages.SNAPSHOT_NAME)
+    except ClusterFileError as e:
         raise UserError(messages.SNAPSHOT_UNREADABLE.format(problems=e)) from None
-    return Written(text, dict(counts), pending)
+    return Written(header + render(objects), dict(counts), pending)
 
 
 def render(objects: Iterable[dict[str, Any]]) -> str:

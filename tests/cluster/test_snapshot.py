@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from policysched.cluster.cluster_file import parse_cluster
+from policysched.cluster.cluster_file import check_objects, parse_cluster
 from policysched.cluster.snapshot import KINDS, ListProgress, snapshot, trimmed
 from policysched.cluster.transport import ApiError, TokenBucket, Transport
 from policysched.commands.snapshot import render
@@ -196,3 +196,17 @@ def test_a_budget_keeps_what_preemption_reads() -> None:
                       "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
                       "status": {"disruptionsAllowed": 0,
                                  "disruptedPods": {"db-0": "2024-01-01T00:00:00Z"}}}
+
+
+def test_a_deleted_priority_class_is_written_with_its_pods_priority(
+        server: FakeApiServer) -> None:
+    """A PriorityClass deleted after its pods were created: they keep the priority it gave
+    them (the API server resolved it at creation), and the file still reads."""
+    orphan = pod("orphan", node="n1", priorityClassName="gone", priority=500)
+    server.put("pods", orphan)
+    objects = take(server)
+    classes = [o for o in objects if o["kind"] == "PriorityClass"]
+    assert [(c["metadata"]["name"], c["value"]) for c in classes] == [("gone", 500),
+                                                                      ("high", 1000)]
+    read = {o["metadata"]["name"]: o for o in check_objects(objects) if o["kind"] == "Pod"}
+    assert read["orphan"]["spec"]["priority"] == 500
