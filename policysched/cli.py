@@ -535,7 +535,7 @@ def snapshot(kubeconfig: str | None, kube_context: str | None, output_path: str,
         if step.done:
             click.echo(messages.SNAPSHOT_LISTED.format(kind=step.kind, count=step.count),
                        err=True)
-        elif step.count and step.count % page_size == 0:  # a page, more to come
+        else:  # a page, more to come
             click.echo(messages.SNAPSHOT_LISTING.format(kind=step.kind, count=step.count),
                        err=True)
 

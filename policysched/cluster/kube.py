@@ -216,8 +216,9 @@ def list_objects(transport: Transport, path: str, *, page_size: int = LIST_PAGE_
                  ) -> tuple[list[dict[str, Any]], str]:
     """Every object of the collection ``path``, listed in pages of ``page_size``
     (``limit``/``continue``; an expired continue token lists again from the start), and
-    the list's resourceVersion. ``on_page`` is told how many objects were read so far;
-    once ``stopped()``, the next page is not asked for. Raises ``ApiError``."""
+    the list's resourceVersion. ``on_page`` is told how many objects were read so far
+    after each page that more pages follow; once ``stopped()``, the next page is not
+    asked for. Raises ``ApiError``."""
     while True:
         items: list[dict[str, Any]] = []
         token: str | None = None
@@ -227,12 +228,12 @@ def list_objects(transport: Transport, path: str, *, page_size: int = LIST_PAGE_
                                       query={"limit": page_size, "continue": token},
                                       timeout=LIST_TIMEOUT) or {}
                 items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
-                if on_page is not None:
-                    on_page(len(items))
                 metadata = page.get("metadata") or {}
                 token = metadata.get("continue") or None
                 if token is None:
                     return items, str(metadata.get("resourceVersion") or "")
+                if on_page is not None:
+                    on_page(len(items))
                 if stopped():
                     raise ApiError(0, km.CLIENT_STOPPED)
         except ApiError as e:

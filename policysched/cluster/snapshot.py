@@ -90,8 +90,8 @@ _BUDGET_STATUS_KEYS = ("disruptionsAllowed", "disruptedPods")
 
 @dataclass(frozen=True)
 class ListProgress:
-    """Where a snapshot is: ``kind`` listed so far (``count`` objects), ``done`` when
-    that kind is complete."""
+    """Where a snapshot is: ``count`` objects of ``kind`` listed so far, more pages to
+    come; or, ``done``, all of them."""
 
     kind: str
     count: int
