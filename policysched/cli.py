@@ -430,10 +430,10 @@ def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
     Side A is the first --policies / --config, side B the second; a single --policies
     compares the configuration without it (A) and with it (B); --enable, --now and --seed
     apply to both. Exits 0 when the sides are identical, 1 when they differ, 2 on
-    an error (like diff(1)). JSON output: {"identical", "placedDifferently",
-    "unschedulableOnlyA", "unschedulableOnlyB", "otherReasons", "evictedOnlyA",
-    "evictedOnlyB", "utilisation": {"a", "b"}}. On a terminal, long runs show a progress
-    bar per side on stderr (not with -o json).
+    an error (like diff(1)). JSON output: {"sides": {"a", "b"}, "identical",
+    "placedDifferently", "unschedulableOnlyA", "unschedulableOnlyB", "otherReasons",
+    "evictedOnlyA", "evictedOnlyB", "utilisation": {"a", "b"}}. On a terminal, long runs
+    show a progress bar per side on stderr (not with -o json).
     """
     from .commands.diff import compare, render_text
     from .commands.loading import UserError, load_cluster
@@ -450,20 +450,22 @@ def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
         return
     bars: list[ProgressBar] = []
 
-    def progress(side: str) -> Any:
-        bar = ProgressBar(f"{SIMULATING} {side.upper()}", enabled=output != "json")
-        bars.append(bar)
-        return bar.on_simulation if bar.enabled else None
+    def progress(side: str) -> Any:  # one bar per side, the previous one gone
+        for bar in bars:
+            bar.close()
+        bars.append(ProgressBar(f"{SIMULATING} {side.upper()}", enabled=output != "json"))
+        return bars[-1].on_simulation if bars[-1].enabled else None
 
     try:
         result = compare(objects, engines[0], engines[1], start, progress)
     finally:
         for bar in bars:
             bar.close()
+    labels = [_side_label(p, c) for p, c in sides]
     if output == "json":
-        click.echo(json.dumps(result.as_json(), indent=2))
+        report = {"sides": {"a": labels[0], "b": labels[1]}, **result.as_json()}
+        click.echo(json.dumps(report, indent=2))
     else:
-        labels = [_side_label(p, c) for p, c in sides]
         click.echo(render_text(result, labels[0], labels[1]))
     context.exit(0 if result.identical else EXIT_DIFFERENT)
 

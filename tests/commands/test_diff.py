@@ -116,6 +116,8 @@ def test_pods_placed_differently_and_newly_unschedulable(files: dict[str, str]) 
                         "--policies", files["no-hdd"], "-o", "json")
     assert code == 1
     report = json.loads(out)
+    assert report["sides"] == {"a": f"--policies {files['any']}",
+                               "b": f"--policies {files['no-hdd']}"}
     assert report["identical"] is False
     assert report["placedDifferently"] == [
         {"namespace": "default", "name": "web", "a": {"node": "big-hdd", "message": None},
