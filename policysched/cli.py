@@ -501,7 +501,7 @@ def _side_label(policies: Sequence[str], config: str | None) -> str:
 @click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=str),
               help="Kubeconfig file. Default: the in-cluster configuration, else $KUBECONFIG "
               "(as run).")
-@click.option("--context", "kube_context", default=None,
+@click.option("--context", "kube_context", default=None, metavar="NAME",
               help="The kubeconfig context to use. Default: its current context.")
 @click.option("--output", "-o", "output_path", default="-", show_default=True,
               type=click.Path(dir_okay=False, writable=True, allow_dash=True, path_type=str),
@@ -512,7 +512,7 @@ def _side_label(policies: Sequence[str], config: str | None) -> str:
               "selectors, affinity terms, spread constraints, taints and tolerations are "
               "rewritten with the same mapping. Keys of Kubernetes' own domains "
               "(kubernetes.io/hostname, topology.kubernetes.io/zone...) keep their names, "
-              "not their values; other annotations are dropped.")
+              "not their values; annotations are dropped, but for those of kept keys.")
 @click.option("--keep-key", "keep_keys", multiple=True, metavar="KEY",
               help="With --anonymise: keep this label or annotation key's name (one your "
               "policies read, e.g. delay); repeatable.")
