@@ -516,7 +516,8 @@ def _side_label(policies: Sequence[str], config: str | None) -> str:
 @click.option("--keep-key", "keep_keys", multiple=True, metavar="KEY",
               help="With --anonymise: keep this label or annotation key's name (one your "
               "policies read, e.g. delay); repeatable.")
-@click.option("--page-size", type=click.IntRange(min=1), default=500, show_default=True,
+@click.option("--page-size", type=click.IntRange(min=1), default=500,  # kube.LIST_PAGE_SIZE
+              show_default=True,
               help="Objects per list request (limit/continue).")
 def snapshot(kubeconfig: str | None, kube_context: str | None, output_path: str,
              anonymise: bool, keep_keys: tuple[str, ...], page_size: int) -> None:

@@ -102,7 +102,7 @@ ProgressCallback = Callable[[ListProgress], None]
 
 
 def snapshot(transport: Transport, on_progress: ProgressCallback | None = None,
-             page_size: int | None = None) -> list[dict[str, Any]]:
+             page_size: int = LIST_PAGE_SIZE) -> list[dict[str, Any]]:
     """The cluster's objects, trimmed and sorted (see the module docstring). Raises
     ``ApiError`` (a kind that cannot be listed, other than an absent optional one)."""
     listed: dict[str, list[dict[str, Any]]] = {}
@@ -112,8 +112,7 @@ def snapshot(transport: Transport, on_progress: ProgressCallback | None = None,
                 on_progress(ListProgress(name, count, False))
 
         try:
-            items, _ = list_objects(transport, kind.path, on_page=page,
-                                    page_size=page_size or LIST_PAGE_SIZE)
+            items, _ = list_objects(transport, kind.path, on_page=page, page_size=page_size)
         except ApiError as e:
             if not (kind.optional and e.status == 404):
                 raise

@@ -21,7 +21,7 @@ import yaml
 
 from ..cluster.anonymiser import Anonymiser
 from ..cluster.cluster_file import ClusterFileError, check_objects
-from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS
+from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS, LIST_PAGE_SIZE
 from ..cluster.memory import NODE, POD
 from ..cluster.snapshot import ListProgress, snapshot
 from ..cluster.transport import ApiError, TokenBucket, Transport
@@ -41,7 +41,7 @@ class Written:
 
 
 def take_snapshot(kubeconfig: str | None, context: str | None, *, anonymise: bool = False,
-                  keep_keys: Sequence[str] = (), page_size: int | None = None,
+                  keep_keys: Sequence[str] = (), page_size: int = LIST_PAGE_SIZE,
                   on_progress: Callable[[ListProgress], None] | None = None,
                   clock: Callable[[], float] = time.time) -> Written:
     """The cluster of ``kubeconfig`` (resolved as ``run`` resolves it; ``context``: one of
