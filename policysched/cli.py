@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from .cluster.binder import DEFAULT_PARALLEL_BINDS
+from .commands.tables import render_table
 from .policy import render_json, render_text
 from .policy.configmap_manifest import DEPLOY_NAMESPACE
 
@@ -394,10 +395,169 @@ def run_tests(paths: tuple[str, ...], output: str, junit_path: str | None,
 NO_TEST_CASE = "no test case found"
 
 
-def render_table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                     for row in rows)
+EXIT_DIFFERENT = 1  # diff: the two sides differ
+EXIT_DIFF_ERROR = 2  # diff: bad input
+
+
+@main.command(name="diff")
+@_cluster_option
+@click.option(
+    "--policies", "policy_paths", multiple=True, type=click.Path(exists=True, path_type=str),
+    help="The policies of side A, then of side B: each a file or directory added to its "
+    "side's configuration's policySources, as simulate's --policies. Given once: side A "
+    "without them, side B with them (with --config twice: both sides with them).")
+@click.option(
+    "--config", "config_paths", multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help="The SchedulerConfiguration of side A, then of side B; given once, both sides "
+    "use it. Default: the built-in configuration.")
+@_enable_option
+@_now_option
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the random choice between equally scored nodes (both sides).")
+@click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text for people; json for tools (stable).")
+def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
+                 config_paths: tuple[str, ...], enable: tuple[str, ...], now: float | None,
+                 seed: int, output: str) -> None:
+    """Simulate a cluster file with two policy sets (or two configurations) and report
+    what differs: pending pods placed on other nodes, pods unschedulable on one side only
+    (with that side's FailedScheduling message, as simulate prints it), pods unschedulable
+    on both for other reasons, pods evicted by one side's preemptions only; and, for each
+    side, the cluster at the end: cpu and memory fill of the nodes (min, p50, p90, max) and
+    pods per zone (topology.kubernetes.io/zone) with their spread.
+
+    Side A is the first --policies / --config, side B the second; a single --policies
+    compares the configuration without it (A) and with it (B); --enable, --now and --seed
+    apply to both. Exits 0 when the sides are identical, 1 when they differ, 2 on
+    an error (like diff(1)). JSON output: {"sides": {"a", "b"}, "identical",
+    "placedDifferently", "unschedulableOnlyA", "unschedulableOnlyB", "otherReasons",
+    "evictedOnlyA", "evictedOnlyB", "utilisation": {"a", "b"}}. On a terminal, long runs
+    show a progress bar per side on stderr (not with -o json).
+    """
+    from .commands.diff import compare, render_text
+    from .commands.loading import UserError, load_cluster
+    from .commands.progress import SIMULATING, ProgressBar
+
+    context = click.get_current_context()
+    try:
+        sides = _diff_sides(policy_paths, config_paths)
+        engines = [_load_engine(p, c, seed, enable) for p, c in sides]
+        objects, start = load_cluster(cluster_path, now)
+    except UserError as e:
+        click.echo(str(e), err=True)
+        context.exit(EXIT_DIFF_ERROR)
+        return
+    bars: list[ProgressBar] = []
+
+    def progress(side: str) -> Any:  # one bar per side, the previous one gone
+        for bar in bars:
+            bar.close()
+        bars.append(ProgressBar(f"{SIMULATING} {side.upper()}", enabled=output != "json"))
+        return bars[-1].on_simulation if bars[-1].enabled else None
+
+    try:
+        result = compare(objects, engines[0], engines[1], start, progress)
+    finally:
+        for bar in bars:
+            bar.close()
+    labels = [_side_label(p, c) for p, c in sides]
+    if output == "json":
+        report = {"sides": {"a": labels[0], "b": labels[1]}, **result.as_json()}
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(render_text(result, labels[0], labels[1]))
+    context.exit(0 if result.identical else EXIT_DIFFERENT)
+
+
+def _diff_sides(policy_paths: Sequence[str], config_paths: Sequence[str]
+                ) -> list[tuple[tuple[str, ...], str | None]]:
+    """Each side's (policies, configuration). Raises ``UserError``."""
+    from .commands import messages
+    from .errors import UserError
+
+    for option, given in (("policies", policy_paths), ("config", config_paths)):
+        if len(given) > 2:
+            raise UserError(messages.DIFF_TOO_MANY.format(option=option, count=len(given)))
+    if not policy_paths and len(config_paths) != 2:
+        raise UserError(messages.DIFF_NEEDS_TWO)
+    configs = list(config_paths) if len(config_paths) == 2 else [
+        config_paths[0] if config_paths else None] * 2
+    if len(policy_paths) == 2:
+        policies: list[tuple[str, ...]] = [(policy_paths[0],), (policy_paths[1],)]
+    elif len(config_paths) == 2:  # the same policies on both sides
+        policies = [tuple(policy_paths)] * 2
+    else:  # what adding them changes
+        policies = [(), tuple(policy_paths)]
+    return list(zip(policies, configs, strict=True))
+
+
+def _side_label(policies: Sequence[str], config: str | None) -> str:
+    parts = ([f"--config {config}"] if config else []) + [f"--policies {p}" for p in policies]
+    return " ".join(parts) or "the built-in configuration"
+
+
+@main.command()
+@click.option("--kubeconfig", type=click.Path(exists=True, dir_okay=False, path_type=str),
+              help="Kubeconfig file. Default: the in-cluster configuration, else $KUBECONFIG "
+              "(as run).")
+@click.option("--context", "kube_context", default=None, metavar="NAME",
+              help="The kubeconfig context to use. Default: its current context.")
+@click.option("--output", "-o", "output_path", default="-", show_default=True,
+              type=click.Path(dir_okay=False, writable=True, allow_dash=True, path_type=str),
+              help="The cluster file to write (-: stdout).")
+@click.option("--anonymise", "--anonymize", "anonymise", is_flag=True,
+              help="Replace names, namespaces, label keys and values (and images) by "
+              "tokens, consistently, so that the cluster schedules as the original: "
+              "selectors, affinity terms, spread constraints, taints and tolerations are "
+              "rewritten with the same mapping. Keys of Kubernetes' own domains "
+              "(kubernetes.io/hostname, topology.kubernetes.io/zone...) keep their names, "
+              "not their values; annotations are dropped, but for those of kept keys.")
+@click.option("--keep-key", "keep_keys", multiple=True, metavar="KEY",
+              help="With --anonymise: keep this label or annotation key's name (one your "
+              "policies read, e.g. delay); repeatable.")
+@click.option("--page-size", type=click.IntRange(min=1), default=500,  # kube.LIST_PAGE_SIZE
+              show_default=True,
+              help="Objects per list request (limit/continue).")
+def snapshot(kubeconfig: str | None, kube_context: str | None, output_path: str,
+             anonymise: bool, keep_keys: tuple[str, ...], page_size: int) -> None:
+    """Write a live cluster as a cluster file that simulate, explain, diff and policy
+    tests read: Nodes, Pods (bound and pending), Namespaces, PriorityClasses, PodGroups
+    (when the CRD is installed), PodDisruptionBudgets, and the Services,
+    ReplicationControllers, ReplicaSets and StatefulSets that spreading reads — only the
+    fields scheduling reads, sorted by kind, namespace and name.
+
+    Progress goes to stderr. Exits 0 when the file is written, 1 on an error (the cluster
+    cannot be reached or listed, the file cannot be written)."""
+    from .cluster.snapshot import ListProgress
+    from .commands import messages
+    from .commands.snapshot import take_snapshot
+    from .errors import UserError
+
+    def progress(step: ListProgress) -> None:
+        if step.done:
+            click.echo(messages.SNAPSHOT_LISTED.format(kind=step.kind, count=step.count),
+                       err=True)
+        else:  # a page, more to come
+            click.echo(messages.SNAPSHOT_LISTING.format(kind=step.kind, count=step.count),
+                       err=True)
+
+    try:
+        written = take_snapshot(kubeconfig, kube_context, anonymise=anonymise,
+                                keep_keys=keep_keys, page_size=page_size,
+                                on_progress=progress)
+    except UserError as e:
+        _fail(str(e))
+        return
+    try:
+        with click.open_file(output_path, "w", encoding="utf-8") as f:
+            f.write(written.text)
+    except OSError as e:
+        _fail(f"{output_path}: {e.strerror}")
+        return
+    click.echo(messages.SNAPSHOT_WROTE.format(
+        path="stdout" if output_path == "-" else output_path, nodes=written.counts.get("Node", 0),
+        pods=written.counts.get("Pod", 0), pending=written.pending), err=True)
 
 
 # -- the scheduler on a real cluster ---------------------------------------------------------

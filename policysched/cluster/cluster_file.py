@@ -28,6 +28,7 @@ Every problem of the file is reported at once in a ``ClusterFileError``::
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,6 +167,20 @@ def parse_cluster(text: str, source: str = "<cluster>") -> list[dict[str, Any]]:
                 entries.append(_Entry(item, number, i, doc.position(("items", i)).line))
         else:
             entries.append(_Entry(value, number, None, line))
+    return _checked(entries, problems, source)
+
+
+def check_objects(objects: Sequence[Any], source: str = "<cluster>") -> list[dict[str, Any]]:
+    """What ``parse_cluster`` makes of a cluster file holding ``objects``, one document
+    each (in order), without writing or parsing the YAML: copies, completed; raises
+    ``ClusterFileError`` listing every problem (document numbers are 1-based positions)."""
+    entries = [_Entry(copy.deepcopy(obj), number, None, 0)
+               for number, obj in enumerate(objects, start=1)]
+    return _checked(entries, [], source)
+
+
+def _checked(entries: list[_Entry], problems: list[ClusterFileProblem],
+             source: str) -> list[dict[str, Any]]:
     checked, found = _check(entries)
     problems.extend(found)
     problems.extend(_complete(checked))

@@ -209,6 +209,38 @@ def _without_heartbeats(conditions: Any) -> Any:
             if isinstance(c, dict) else c for c in conditions]
 
 
+def list_objects(transport: Transport, path: str, *, page_size: int = LIST_PAGE_SIZE,
+                 stopped: Callable[[], bool] = lambda: False,
+                 on_page: Callable[[int], None] | None = None
+                 ) -> tuple[list[dict[str, Any]], str]:
+    """Every object of the collection ``path``, listed in pages of ``page_size``
+    (``limit``/``continue``; an expired continue token lists again from the start), and
+    the list's resourceVersion. ``on_page`` is told how many objects were read so far
+    after each page that more pages follow; once ``stopped()``, the next page is not
+    asked for. Raises ``ApiError``."""
+    while True:
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        try:
+            while True:
+                page = transport.call("GET", path,
+                                      query={"limit": page_size, "continue": token},
+                                      timeout=LIST_TIMEOUT) or {}
+                items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
+                metadata = page.get("metadata") or {}
+                token = metadata.get("continue") or None
+                if token is None:
+                    return items, str(metadata.get("resourceVersion") or "")
+                if on_page is not None:
+                    on_page(len(items))
+                if stopped():
+                    raise ApiError(0, km.CLIENT_STOPPED)
+        except ApiError as e:
+            if e.status != 410 or token is None:
+                raise
+            # the continue token expired: list again from the start
+
+
 @dataclass
 class _Known:
     resource_version: str
@@ -319,26 +351,7 @@ class Informer:
 
     def _list(self) -> tuple[list[dict[str, Any]], str]:
         """Every object (paged), and the list's resourceVersion."""
-        while True:
-            items: list[dict[str, Any]] = []
-            token: str | None = None
-            try:
-                while True:
-                    page = self.transport.call(
-                        "GET", self.spec.path,
-                        query={"limit": LIST_PAGE_SIZE, "continue": token},
-                        timeout=LIST_TIMEOUT) or {}
-                    items.extend(i for i in page.get("items") or [] if isinstance(i, dict))
-                    metadata = page.get("metadata") or {}
-                    token = metadata.get("continue") or None
-                    if token is None:
-                        return items, str(metadata.get("resourceVersion") or "")
-                    if self._stop.is_set():
-                        raise ApiError(0, "stopped")
-            except ApiError as e:
-                if e.status != 410 or token is None:
-                    raise
-                # the continue token expired: list again from the start
+        return list_objects(self.transport, self.spec.path, stopped=self._stop.is_set)
 
     def _list_and_replace(self) -> str:
         items, resource_version = self._list()

@@ -65,12 +65,17 @@ POD_NAMESPACE_ENV = "POD_NAMESPACE"
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
-def api_client(kubeconfig: str | None) -> Any:
+def api_client(kubeconfig: str | None, context: str | None = None) -> Any:
     """An ``ApiClient`` from the kubeconfig file, else the in-cluster config, else
     ``$KUBECONFIG`` (its configuration: host, TLS, credentials; ``Transport`` makes the
-    connections). Raises ``UserError``."""
+    connections); ``context`` chooses a kubeconfig context other than its current one (a
+    kubeconfig is then needed). Raises ``UserError``."""
     configuration = client.Configuration()
     path = kubeconfig
+    if path is None and context is not None:
+        path = os.environ.get("KUBECONFIG") or None
+        if path is None:
+            raise UserError(km.NO_KUBECONFIG)
     if path is None:
         try:
             config.load_incluster_config(client_configuration=configuration)
@@ -80,8 +85,8 @@ def api_client(kubeconfig: str | None) -> Any:
                 raise UserError(km.NO_KUBECONFIG) from None
     if path is not None:
         try:
-            config.load_kube_config(config_file=path, client_configuration=configuration,
-                                    persist_config=False)
+            config.load_kube_config(config_file=path, context=context,
+                                    client_configuration=configuration, persist_config=False)
         except (config.ConfigException, OSError, ValueError) as e:
             raise UserError(km.BAD_KUBECONFIG.format(path=path, reason=e)) from None
     # no urllib3 retries: each client retries in its own way and logs an outage once, where

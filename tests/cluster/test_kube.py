@@ -64,7 +64,7 @@ class FakeApiServer:
         self.store: dict[str, dict[str, dict[str, Any]]] = {
             "nodes": {}, "pods": {}, "podgroups": {}, "events": {}, "namespaces": {},
             "services": {}, "replicationcontrollers": {}, "replicasets": {},
-            "statefulsets": {}, "poddisruptionbudgets": {}}
+            "statefulsets": {}, "poddisruptionbudgets": {}, "priorityclasses": {}}
         self.podgroups = podgroups
         self.page_size = page_size
         self.rv = 100
@@ -244,11 +244,12 @@ class FakeApiServer:
 
     def handle(self, method: str, path: str, query: dict[str, str], body: Any,
                content_type: str) -> tuple[int, Any]:
-        if path == "/apis/scheduling.x-k8s.io/v1alpha1":
-            if not self.podgroups:
+        if path.startswith("/apis/scheduling.x-k8s.io/v1alpha1"):
+            if not self.podgroups:  # the CRD is not installed
                 return 404, {"kind": "Status", "code": 404, "reason": "NotFound",
                              "message": "the server could not find the requested resource"}
-            return 200, {"kind": "APIResourceList", "resources": [{"name": "podgroups"}]}
+            if path == "/apis/scheduling.x-k8s.io/v1alpha1":
+                return 200, {"kind": "APIResourceList", "resources": [{"name": "podgroups"}]}
         match = _PATH.match(path)
         if match is None:
             return 404, {"code": 404, "message": f"no route {path}"}
