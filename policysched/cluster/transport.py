@@ -209,7 +209,7 @@ class _Connections:
         configuration = copy.copy(api.configuration)  # the same TLS, proxy and sockets
         configuration.connection_pool_maxsize = STREAM_CONNECTIONS
         self.streams = RESTClientObject(configuration).pool_manager
-        host = str(configuration.host).rstrip("/")
+        self.host = host = str(configuration.host).rstrip("/")
         self.streams_pool = self.streams.connection_from_url(host)
         # a plain-HTTP proxy needs the absolute URL; otherwise the target is a path
         url = urllib.parse.urlsplit(host)
@@ -236,6 +236,7 @@ class Transport:
         self.stop = stop
         self._connections, self.credentials = _shared or (_Connections(api),
                                                           Credentials(api))
+        self.host = self._connections.host
         self._timeouts: dict[tuple[float, float], urllib3.Timeout] = {}
 
     def sharing(self, *, limiter: TokenBucket | None = None,
