@@ -564,7 +564,8 @@ def test_node_heartbeats_are_not_emitted(server: FakeApiServer, backend: KubeBac
     started(backend)
     ready["status"]["conditions"][0]["lastHeartbeatTime"] = "2024-01-01T00:00:20Z"
     server.put("nodes", ready)
-    wait_for(lambda: backend.nodes.suppressed == 1)
+    # at least once: a relist under load (a slow watch) suppresses the unchanged node again
+    wait_for(lambda: backend.nodes.suppressed >= 1)
     assert backend.drain_events() == []
     stored = backend.nodes.get("n1")
     assert stored is not None  # the informer keeps the latest object all the same
