@@ -5,7 +5,9 @@ expression part (``node.allocatable``, ``'cpu' in node.free ? node.free['cpu'] :
 ``node.labels``, ``nodePods.filter(...).size()`` ...) on every node, as NumPy arrays where
 the values are numbers or bools and factorised otherwise (see ``cel.vector``). A column
 is kept up to date incrementally: on use, only rows whose node generation changed since
-the column last saw them are recomputed (binding a pod changes one row). Each column also
+the column last saw them are recomputed (binding a pod changes one row) — and for a column
+of what the Node object alone gives (``objects_only``: labels, taints, allocatable ...),
+only rows whose Node object changed, not those whose pods did. Each column also
 knows, per row, the epoch at which its value last changed (``modified``): a result computed
 from a node's column values stays valid while those values do, even if the node changed.
 """
@@ -45,6 +47,7 @@ class _Column:
     index: dict[Any, int] | None = None  # freeze(value) -> code, for a FactorisedColumn
     used: int = 0  # the table's epoch when last read
     per_row: bool = False  # every row its own value (node views): no factorising
+    objects_only: bool = False  # computed from the Node object alone, not from its pods
     # per row, the epoch at which its value last changed (a different value or type)
     modified: np.ndarray = field(default_factory=lambda: _NO_ROWS)
 
@@ -56,10 +59,13 @@ class NodeTable:
         self.snapshot: Snapshot | None = None
         self.generations = np.zeros(0, np.int64)
         self._columns: dict[Hashable, _Column] = {}
-        # rows changed by each refresh: epoch e changed ``_log[e - _log_start]``
+        # rows changed by each refresh: epoch e changed ``_log[e - _log_start]``, and
+        # the Node objects of ``_object_log[e - _log_start]``
         self.epoch = 0
         self._log: list[np.ndarray] = []
+        self._object_log: list[np.ndarray] = []
         self._log_start = 1
+        self._objects: list[Any] = []  # per row, the Node object its node was read from
         self._per_pod: dict[Hashable, weakref.WeakKeyDictionary[PodInfo, Any]] = {}
 
     @property
@@ -73,6 +79,8 @@ class NodeTable:
         if self.snapshot is None or snapshot.index is not self.snapshot.index:
             self._columns.clear()
             self._log.clear()
+            self._object_log.clear()
+            self._objects = [n.obj for n in snapshot.nodes]
             changed = None
         else:
             changed = np.flatnonzero(snapshot.generations != self.generations)
@@ -82,19 +90,29 @@ class NodeTable:
         if changed is None:
             self._log_start = self.epoch + 1
         else:
+            objects = []
+            for row in changed.tolist():
+                obj = snapshot.nodes[row].obj
+                if obj is not self._objects[row]:
+                    self._objects[row] = obj
+                    objects.append(row)
             self._log.append(changed)
+            self._object_log.append(np.array(objects, np.int64) if objects else _NO_ROWS)
             if len(self._log) > LOG_LENGTH:
                 del self._log[0]
+                del self._object_log[0]
                 self._log_start += 1
 
-    def changed_since(self, epoch: int) -> np.ndarray | None:
-        """Rows changed by the refreshes after ``epoch``; None when not known (nodes were
-        added or deleted, or ``epoch`` is too old)."""
+    def changed_since(self, epoch: int, objects_only: bool = False) -> np.ndarray | None:
+        """Rows changed by the refreshes after ``epoch`` (``objects_only``: rows whose
+        Node object changed); None when not known (nodes were added or deleted, or
+        ``epoch`` is too old)."""
         if epoch == self.epoch:
             return _NO_ROWS
         if epoch + 1 < self._log_start:
             return None
-        parts = self._log[epoch + 1 - self._log_start:]
+        log = self._object_log if objects_only else self._log
+        parts = log[epoch + 1 - self._log_start:]
         if len(parts) == 1:
             return parts[0]
         return np.unique(np.concatenate(parts))
@@ -113,23 +131,26 @@ class NodeTable:
             found = self._per_pod[key] = weakref.WeakKeyDictionary()
         return found
 
-    def column(self, key: Hashable, compute: RowFunction, per_row: bool = False
-               ) -> tuple[Column, list[Any]]:
+    def column(self, key: Hashable, compute: RowFunction, per_row: bool = False,
+               objects_only: bool = False) -> tuple[Column, list[Any]]:
         """The column ``key`` (computed by ``compute(node)`` per row, CelError for an
         error), brought up to date with the current snapshot; also as a list of values.
         ``per_row``: the values differ on every row (the node views themselves), so the
-        column is not factorised by value (codes are the rows)."""
-        col = self._current(key, compute, per_row)
+        column is not factorised by value (codes are the rows). ``objects_only``:
+        ``compute`` reads only what the Node object gives (not the node's pods), so a
+        row is recomputed only when its Node object changed."""
+        col = self._current(key, compute, per_row, objects_only)
         return col.data, col.values
 
-    def modified(self, key: Hashable, compute: RowFunction, per_row: bool = False
-                 ) -> np.ndarray:
+    def modified(self, key: Hashable, compute: RowFunction, per_row: bool = False,
+                 objects_only: bool = False) -> np.ndarray:
         """Per row, the epoch at which the value of column ``key`` (brought up to date, as
         ``column``) last changed: a value computed from the column at epoch ``e`` holds on
         the rows where it is at most ``e``."""
-        return self._current(key, compute, per_row).modified
+        return self._current(key, compute, per_row, objects_only).modified
 
-    def _current(self, key: Hashable, compute: RowFunction, per_row: bool) -> _Column:
+    def _current(self, key: Hashable, compute: RowFunction, per_row: bool,
+                 objects_only: bool) -> _Column:
         assert self.snapshot is not None
         nodes = self.snapshot.nodes
         col = self._columns.get(key)
@@ -138,6 +159,7 @@ class NodeTable:
             data = (FactorisedColumn(np.arange(len(values)), values) if per_row
                     else column_of(values))
             col = _Column(compute, values, self.epoch, data, used=self.epoch, per_row=per_row,
+                          objects_only=objects_only and not per_row,
                           modified=np.full(len(values), self.epoch, np.int64))
             if len(self._columns) >= MAX_COLUMNS:
                 del self._columns[min(self._columns, key=lambda k: self._columns[k].used)]
@@ -145,7 +167,7 @@ class NodeTable:
             return col
         col.used = self.epoch
         if col.epoch != self.epoch:
-            stale = self.changed_since(col.epoch)
+            stale = self.changed_since(col.epoch, col.objects_only)
             if stale is None:  # not used for a long time: start over
                 col.values = [_row(compute, n) for n in nodes]
                 col.data = (FactorisedColumn(np.arange(len(col.values)), col.values)

@@ -70,12 +70,14 @@ class ClusterView:
     def label_codes(self, key: str) -> tuple[np.ndarray, list[Any]]:
         """Per row, a code for the node's value of label ``key`` (uniques[code] is the value,
         None for nodes without the label)."""
-        column, _ = self.table.column(("label", key), lambda n: n.view["labels"].get(key))
+        column, _ = self.table.column(("label", key), lambda n: n.view["labels"].get(key),
+                                      objects_only=True)
         assert isinstance(column, FactorisedColumn)  # strings and None: never numeric
         return column.codes, column.uniques
 
     def has_label(self, key: str) -> np.ndarray:
-        return self.bools(("has label", key), lambda n: key in n.view["labels"])
+        return self.bools(("has label", key), lambda n: key in n.view["labels"],
+                          objects_only=True)
 
     def ints(self, key: Hashable, compute: Callable[[NodeInfo], int]) -> np.ndarray:
         column, values = self.table.column(key, compute)
@@ -84,8 +86,9 @@ class ClusterView:
             return column.data
         return np.array([v if type(v) is int else 0 for v in values], np.int64)
 
-    def bools(self, key: Hashable, compute: Callable[[NodeInfo], bool]) -> np.ndarray:
-        column, values = self.table.column(key, compute)
+    def bools(self, key: Hashable, compute: Callable[[NodeInfo], bool],
+              objects_only: bool = False) -> np.ndarray:
+        column, values = self.table.column(key, compute, objects_only=objects_only)
         if isinstance(column, NumericColumn) and column.data.dtype == np.bool_:
             return column.data
         return np.array([v is True for v in values], bool)

@@ -62,6 +62,9 @@ from .runtime import normalise as runtime_normalise
 from .status import Code, Status
 
 NODE_ROOTS = frozenset({"node", "nodePods"})
+# the fields of the ``node`` view that come from the Node object alone (not from its pods)
+NODE_OBJECT_FIELDS = frozenset({"name", "labels", "annotations", "taints", "unschedulable",
+                                "allocatable", "images", "metadata", "spec", "status"})
 # what differs between two pods of one template (the rest of the pod view is the template)
 POD_IDENTITY = frozenset({"name", "uid", "creationTimestamp", "metadata", "status"})
 # what changes between two scheduling cycles without the pod changing
@@ -86,8 +89,9 @@ class _Plan:
     template_only: tuple[bool, ...]  # per pod part: reads only the pod's template
     views: frozenset[int]  # the node parts that are ``node`` itself (one value per row)
     rejection: Status | None = None
-    # per node part: its NodeTable column (key, row function, one value per row)
-    columns: tuple[tuple[Hashable, Callable[[NodeInfo], Any], bool], ...] = ()
+    # per node part: its NodeTable column (key, row function, one value per row, read
+    # from the Node object alone)
+    columns: tuple[tuple[Hashable, Callable[[NodeInfo], Any], bool, bool], ...] = ()
     # the equivalence cache: pod-side parts read (index, frozen value), in order ...
     used: list[tuple[int, Any]] = field(default_factory=list)
     index: Any = None  # ... the snapshot row index (None: not yet evaluated) and table
@@ -130,8 +134,10 @@ def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
         and rule.static_rejection else None
     views = frozenset(k for k, part in enumerate(parts.node_parts)
                       if isinstance(part, ast.Ident) and part.name == "node")
-    columns = tuple((key, _row_function(compute, instance.params), k in views)
-                    for k, (key, compute) in enumerate(node_parts))
+    columns = tuple((key, _row_function(compute, instance.params), k in views,
+                     _reads_node_object_only(part))
+                    for k, ((key, compute), part) in enumerate(
+                        zip(node_parts, parts.node_parts, strict=True)))
     return _Plan(instance, rule, Remainder(parts.remainder, env, program.types),
                  tuple(pod_parts), tuple(node_parts), template_only, views, rejection,
                  columns)
@@ -140,6 +146,20 @@ def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
 def _row_function(compute: Evaluator, params: Any) -> Callable[[NodeInfo], Any]:
     """A node part's value on one node."""
     return lambda n: compute({"node": n.view, "nodePods": n.pod_views, "params": params})
+
+
+def _reads_node_object_only(tree: ast.Node) -> bool:
+    """Whether a node part reads only fields of ``node`` the Node object gives: never
+    ``nodePods``, ``node`` as a whole, nor what its pods change (``requested``, ``free``
+    ...). Its value then changes only when the Node object does."""
+    if isinstance(tree, ast.Select) and isinstance(tree.operand, ast.Ident) \
+            and tree.operand.name == "node":
+        return tree.field in NODE_OBJECT_FIELDS
+    if isinstance(tree, ast.Ident):
+        return tree.name.split(".", 1)[0] not in NODE_ROOTS
+    if isinstance(tree, ast.Macro) and NODE_ROOTS & {tree.var, tree.var2}:
+        return False  # binds the name itself: not followed
+    return all(_reads_node_object_only(child) for child in ast.children(tree))
 
 
 def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],

@@ -177,3 +177,34 @@ def test_per_pod_values_live_as_long_as_their_pod_until_the_policies_change() ->
     cache.apply(ClusterEvent("DELETED", "Pod", pod("p1", "n0")))
     del info
     assert len(table.per_pod("terms")) == 0
+
+
+def test_a_column_of_the_node_object_is_recomputed_only_when_the_object_changes() -> None:
+    cache = cluster(4)
+    table = NodeTable()
+    calls: list[str] = []
+
+    def zone(n: NodeInfo) -> str:
+        calls.append(n.name)
+        return str(n.view["labels"]["zone"])
+
+    table.refresh(cache.snapshot())
+    table.column("zone", zone, objects_only=True)
+    table.column("pods", lambda n: n.pod_count)
+    assert len(calls) == 4
+    epoch = table.epoch
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("p1", "n2")))  # the node's pods change
+    table.refresh(cache.snapshot())
+    table.column("zone", zone, objects_only=True)
+    assert len(calls) == 4  # not read again
+    assert table.column("pods", lambda n: n.pod_count)[0].data.tolist() == [0, 0, 1, 0]
+    assert table.changed_since(epoch).tolist() == [2]
+    assert table.changed_since(epoch, objects_only=True).tolist() == []
+    relabelled = node("n1", "z")
+    cache.apply(ClusterEvent("MODIFIED", "Node", relabelled))  # the Node object changes
+    table.refresh(cache.snapshot())
+    _, values = table.column("zone", zone, objects_only=True)
+    assert calls[4:] == ["n1"] and values == ["a", "z", "c", "a"]
+    assert table.modified("zone", zone, objects_only=True).tolist() == [
+        epoch, table.epoch, epoch, epoch]
+    assert table.changed_since(epoch, objects_only=True).tolist() == [1]

@@ -22,12 +22,13 @@ import pytest
 import yaml
 
 from policysched.cel.library import resource_quantity
+from policysched.cel.parser import parse
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
 from policysched.framework.evaluator import ScalarEvaluator
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
 from policysched.framework.status import Code
-from policysched.framework.vectorised import NodeEvaluator
+from policysched.framework.vectorised import NodeEvaluator, _reads_node_object_only
 from policysched.model.clock import SimulatedClock
 from policysched.resources import BUILTIN_POLICIES
 
@@ -494,3 +495,20 @@ def test_results_kept_for_a_changed_node_follow_its_column_values(tmp_path: Path
                           for s in schedulers.values())
     assert vectorised == scalar
     assert len(scalar) == 10 and len({node for _, node in scalar}) == 3  # 2 found none
+
+
+@pytest.mark.parametrize(("part", "objects_only"), [
+    ("node.labels['zone']", True),
+    ("node.taints.exists(t, t.effect == 'NoSchedule')", True),
+    ("node.allocatable.cpu - 1", True),
+    ("has(node.spec.podCIDR) && node.name != ''", True),
+    ("node.free.cpu", False),  # the node's pods change it
+    ("node.podCount", False),
+    ("nodePods.size()", False),
+    ("node", False),  # the whole view, requested and all
+    ("[node].exists(n, n.labels.size() > 0)", False),
+    ("node.labels.exists(node, node == 'a')", False),  # binds the name: not followed
+])
+def test_a_node_part_reads_the_node_object_only_when_it_reads_only_its_fields(
+        part: str, objects_only: bool) -> None:
+    assert _reads_node_object_only(parse(part)) is objects_only
