@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -110,6 +110,7 @@ class SchedulerMetrics:
             "observed (a ConfigMap's new resourceVersion, a file's new mtime) to the new set "
             "being active.", buckets=RELOAD_BUCKETS, registry=r)
         self._lock = threading.Lock()
+        self._children: dict[tuple[int, tuple[str, ...]], Any] = {}
         self._active_version: str | None = None
         for queue in PENDING_QUEUES:
             self.pending_pods.labels(queue).set(0)
@@ -119,20 +120,31 @@ class SchedulerMetrics:
 
     # -- scheduling -------------------------------------------------------------------------
 
+    def _child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, looked up once: the scheduling cycle records
+        several samples per pod, and every label set here is bounded (profiles, points,
+        codes, results)."""
+        key = (id(metric), labels)
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
+
     def on_attempt(self, profile: str, result: str, seconds: float) -> None:
         """One scheduling attempt ended with ``result`` (one of ``ATTEMPT_RESULTS``)."""
-        self.schedule_attempts.labels(result, profile).inc()
-        self.attempt_duration.labels(result, profile).observe(seconds)
+        self._child(self.schedule_attempts, result, profile).inc()
+        self._child(self.attempt_duration, result, profile).observe(seconds)
 
     def on_extension_point(self, profile: str, extension_point: str, status: str,
                            seconds: float) -> None:
         """One run of an extension point (``status`` is a ``Code`` value, e.g. Success)."""
-        self.extension_point_duration.labels(extension_point, status, profile).observe(seconds)
+        self._child(self.extension_point_duration, extension_point, status,
+                    profile).observe(seconds)
 
     def on_pod_scheduled(self, attempts: int, seconds: float) -> None:
         """A pod was bound ``seconds`` after it entered the queue, after ``attempts``."""
         label = str(min(max(attempts, 1), SLI_MAX_ATTEMPTS_LABEL))
-        self.sli_duration.labels(label).observe(seconds)
+        self._child(self.sli_duration, label).observe(seconds)
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         """Refresh ``scheduler_pending_pods`` from ``SchedulingQueue.pending()``."""
