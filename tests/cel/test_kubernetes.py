@@ -127,6 +127,16 @@ def test_outcomes_agree_on_kind_and_value_not_on_messages() -> None:
     assert difference(Outcome(RUNTIME_ERROR), one) == "we fail at run time, Kubernetes evaluates"
 
 
+def test_a_constant_argument_refused_earlier_is_the_documented_exception() -> None:
+    refused = Outcome(COMPILE_ERROR, message="invalid ip argument: IP Address 'x' parse error")
+    assert difference(refused, Outcome(RUNTIME_ERROR, message="parse error")) is None
+    assert difference(refused, Outcome(VALUE, ("bool", True))) == \
+        "we reject at compile time, Kubernetes evaluates"
+    other = Outcome(COMPILE_ERROR, message="found no matching overload for 'size'")
+    assert difference(other, Outcome(RUNTIME_ERROR)) == \
+        "we reject at compile time, Kubernetes fails at run time"
+
+
 def test_our_side_reports_each_kind_of_outcome() -> None:
     variables: dict[str, tuple[str, object]] = {"x": ("int", 41)}
     assert our_outcome(Case("t", "x + 1", variables)) == Outcome(VALUE, ("int", 42))

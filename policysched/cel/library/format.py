@@ -196,6 +196,9 @@ class Format:
     def __hash__(self) -> int:
         return hash(("format", self.name))
 
+    def __str__(self) -> str:
+        return self.name  # as Kubernetes names it (DNS1123Label, date ...)
+
     def __repr__(self) -> str:
         return f"format.{self.key}()"
 

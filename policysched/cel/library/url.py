@@ -392,8 +392,11 @@ class URL:
     def __hash__(self) -> int:
         return hash(("url", self.to_bytes()))
 
+    def __str__(self) -> str:
+        return _text(self.to_bytes())  # as Go's URL.String()
+
     def __repr__(self) -> str:
-        return f"url({_text(self.to_bytes())!r})"
+        return f"url({str(self)!r})"
 
 
 register_type(URL, URL_TYPE)
