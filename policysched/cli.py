@@ -270,6 +270,8 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     click.echo(f"pod {result.pod} (profile {result.profile}), {moment}\n"
                f"preEnqueue: {result.pre_enqueue}\npreFilter: {result.pre_filter}")
     click.echo(f"chosen: {result.chosen}" if result.chosen else f"unschedulable: {result.message}")
+    for finding in result.audits:
+        click.echo(finding)
     if node_name is not None:
         _explain_node(result, node_name)
         return
@@ -313,10 +315,14 @@ def _explain_node(result: Explanation, name: str) -> None:
     rows: list[tuple[str, ...]] = [("RULE", "POINT", "RESULT")]
     rows += [(rule, "filter", verdict) for rule, verdict in node.filters.items()]
     rows += [(rule, "score", _score_cell(score)) for rule, score in node.scores.items()]
+    rows += [(rule, "filter (audit)", verdict)
+             for rule, verdict in node.audit_filters.items()]
+    rows += [(rule, "score (audit)", _score_cell(score))
+             for rule, score in node.audit_scores.items()]
     rows += [(name, "aggregate", _aggregate_cell(values, result.aggregates.get(name, {})))
              for name, values in node.aggregates.items()]
     click.echo(render_table(rows))
-    if node.scores:
+    if node.scores or node.audit_scores:
         click.echo("scores are raw/normalised/weighted")
 
 
