@@ -188,10 +188,12 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     nothing changes, and print where each pod went, when, and why not.
 
     JSON output: {"pods": [{"namespace", "name", "node", "boundAt", "attempts",
-    "message", "nominatedNodeName", "victims"}]}; boundAt is simulated seconds from the
-    start, message the last FailedScheduling text (null once bound), nominatedNodeName the
-    pod's at the end (set by preemption), victims the pods its preemptions evicted. On a
-    terminal, a long run shows a progress bar on stderr (not with -o json).
+    "message", "nominatedNodeName", "victims", "audits"}]}; boundAt is simulated seconds
+    from the start, message the last FailedScheduling text (null once bound),
+    nominatedNodeName the pod's at the end (set by preemption), victims the pods its
+    preemptions evicted, audits what rules in audit mode would have changed (the latest
+    finding of each, per extension point). On a terminal, a long run shows a progress bar
+    on stderr (not with -o json).
     """
     from .commands.loading import UserError, load_cluster
     from .commands.progress import SIMULATING, ProgressBar
@@ -215,6 +217,12 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
                      str(pod.attempts), "-" if pod.bound_at is None else f"{pod.bound_at:g}s",
                      pod.message or ""))
     click.echo(render_table(rows))
+    audited = [p for p in result.pods if p.audits]
+    if audited:
+        click.echo("\naudit findings (rules in audit mode decided nothing):")
+    for pod in audited:
+        for finding in pod.audits:
+            click.echo(f"  {pod.namespace}/{pod.name}: {finding}")
     bound = sum(1 for p in result.pods if p.node)
     click.echo(f"\n{bound}/{len(result.pods)} pods bound in {result.end - result.start:g}s "
                "of simulated time")

@@ -27,7 +27,7 @@ gets one event, the metric counts a hundred findings.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -63,6 +63,7 @@ class AuditFinding:
 
     rule: str  # policy/rule
     policy: str
+    rule_name: str
     point: ExtensionPoint
     result: str  # one of RESULTS
     message: str  # "would have rejected ..."
@@ -79,7 +80,8 @@ class AuditFinding:
 
 def _finding(audited: AuditedRule, result: str, message: str) -> AuditFinding:
     rule = audited.rule
-    return AuditFinding(rule.qualified_name, rule.policy, rule.point, result, message)
+    return AuditFinding(rule.qualified_name, rule.policy, rule.name, rule.point, result,
+                        message)
 
 
 def _failure(audited: AuditedRule, status: Status, rejected: str) -> AuditFinding:
@@ -89,12 +91,25 @@ def _failure(audited: AuditedRule, status: Status, rejected: str) -> AuditFindin
     return _finding(audited, REJECTED, rejected.format(message=status.message))
 
 
+def _matching(fwk: Framework, point: ExtensionPoint, state: CycleState,
+              out: list[AuditFinding]) -> Iterator[AuditedRule]:
+    """The audited rules at ``point`` whose policy's ``match`` evaluates; a match that
+    fails is an Error finding for each of them (the enforced rules report it only for
+    the policies they belong to)."""
+    for audited in fwk.audited.get(point, ()):
+        status = audited.framework.check_matches(state)
+        if status.is_success:
+            yield audited
+        else:
+            out.append(_failure(audited, status, ""))
+
+
 # -- preEnqueue ----------------------------------------------------------------------------
 
 def pre_enqueue(fwk: Framework, state: CycleState) -> list[AuditFinding]:
     """The audited preEnqueue rules that would have kept the pod out of the active queue."""
-    out = []
-    for audited in fwk.audited.get(ExtensionPoint.PRE_ENQUEUE, ()):
+    out: list[AuditFinding] = []
+    for audited in _matching(fwk, ExtensionPoint.PRE_ENQUEUE, state, out):
         status = audited.framework.pre_enqueue(state)
         if not status.is_success:
             out.append(_failure(audited, status, messages.AUDIT_GATED))
@@ -128,10 +143,10 @@ def decision(fwk: Framework, evaluator: Evaluator, state: CycleState, snapshot: 
 
 def _pre_filter(fwk: Framework, state: CycleState, snapshot: Snapshot, decided: Decided
                 ) -> list[AuditFinding]:
-    out = []
+    out: list[AuditFinding] = []
     skipped = set(state.pre_filter_skipped)  # preFilter's record, which postFilter reads
     try:
-        for audited in fwk.audited.get(ExtensionPoint.PRE_FILTER, ()):
+        for audited in _matching(fwk, ExtensionPoint.PRE_FILTER, state, out):
             result = audited.framework.run_pre_filter(state)
             if not result.status.is_success:
                 out.append(_failure(audited, result.status, messages.AUDIT_REJECTED))
@@ -152,10 +167,10 @@ def _pre_filter(fwk: Framework, state: CycleState, snapshot: Snapshot, decided: 
 
 def _filter(fwk: Framework, evaluator: Evaluator, state: CycleState, snapshot: Snapshot,
             decided: Decided, nominated: Nominated) -> list[AuditFinding]:
-    out = []
+    out: list[AuditFinding] = []
     feasible = decided.feasible
     assert feasible is not None
-    for audited in fwk.audited.get(ExtensionPoint.FILTER, ()):
+    for audited in _matching(fwk, ExtensionPoint.FILTER, state, out):
         alone = audited.framework
         statuses: dict[str, Status] = {}
         found = evaluator.find_feasible(alone, state, snapshot, feasible, len(feasible),
@@ -201,11 +216,11 @@ def _nodes_rejected(audited: AuditedRule, snapshot: Snapshot, decided: Decided,
 
 def _score(fwk: Framework, evaluator: Evaluator, state: CycleState, snapshot: Snapshot,
            decided: Decided) -> list[AuditFinding]:
-    out = []
+    out: list[AuditFinding] = []
     rows, totals = decided.feasible, decided.totals
     assert rows is not None and totals is not None
     names = [snapshot.nodes[row].name for row in rows.tolist()]
-    for audited in fwk.audited.get(ExtensionPoint.SCORE, ()):
+    for audited in _matching(fwk, ExtensionPoint.SCORE, state, out):
         status, added, _ = evaluator.score(audited.framework, state, snapshot, rows)
         if not status.is_success:
             out.append(_failure(audited, status, messages.AUDIT_REJECTED))
@@ -232,8 +247,8 @@ def _score(fwk: Framework, evaluator: Evaluator, state: CycleState, snapshot: Sn
 
 def permit(fwk: Framework, state: CycleState, node: NodeInfo) -> list[AuditFinding]:
     """The audited permit rules that would have denied or held the pod on ``node``."""
-    out = []
-    for audited in fwk.audited.get(ExtensionPoint.PERMIT, ()):
+    out: list[AuditFinding] = []
+    for audited in _matching(fwk, ExtensionPoint.PERMIT, state, out):
         status, waits = audited.framework.run_permit(state, node)
         if status.code is Code.WAIT:
             out.append(_finding(audited, WAITED, messages.AUDIT_WAITED.format(
