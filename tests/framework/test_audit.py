@@ -153,7 +153,7 @@ def test_a_filter_that_would_reject_every_node_changes_nothing(tmp_path: Path,
 @pytest.mark.parametrize("tier", TIERS)
 def test_a_filter_that_would_reject_some_nodes_names_the_chosen_one(tmp_path: Path,
                                                                     tier: str) -> None:
-    scheduler, backend, found = schedule(
+    scheduler, _, found = schedule(
         engine(tmp_path, SSD_FILTER.format(enforcement="Audit"), tier), pod())
     assert scheduler.records["default/web"].node == "node-c"
     assert [f.text for _, f in found] == [
