@@ -86,6 +86,9 @@ LOG_EVENT_FAILED = "internal error applying a %s %s event; the event is skipped"
 LOG_ROLL_BACK_FAILED = "internal error rolling back the attempt of pod %s"
 LOG_REPORT_FAILED = "internal error reporting the failure of pod %s"
 LOG_OBSERVER_FAILED = "internal error in the on_internal_error hook"
+LOG_AUDIT_FAILED = ("internal error auditing pod %s at %s: the audited rules are skipped "
+                    "for this attempt; the pod's scheduling goes on")
+LOG_AUDIT_OBSERVER_FAILED = "internal error in the on_audit hook"
 LOG_ATTEMPT_OBSERVER_FAILED = "internal error in the on_attempt_end hook"
 LOG_EVICTION_FAILED = "preemption: evicting pod %s for pod %s failed: %s"
 LOG_VECTORISED_FALLBACK = "rule %s: the vectorised evaluation failed; its closure evaluates " \

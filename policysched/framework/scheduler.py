@@ -298,10 +298,11 @@ class Scheduler:
             lambda: self.cache.snapshot().pods_with_affinity_views())
         try:
             status = fwk.pre_enqueue(state)
-            if audited:
-                self.report_audits(pod, fwk, audit.pre_enqueue(fwk, state))
         except Exception as e:  # a queue callback must not raise
             status = self._internal_error(pod.key, "PreEnqueue", e)
+        if audited:
+            self.report_audits(pod, fwk, self._audit(pod, "PreEnqueue",
+                                                     partial(audit.pre_enqueue, fwk, state)))
         if status.is_success:
             self._gate_errors.pop(pod.key, None)
             return None
@@ -430,7 +431,8 @@ class Scheduler:
         self._observe(fwk, "Permit", status, point_started)
         if ExtensionPoint.PERMIT in fwk.audited and (status.is_success
                                                       or status.code is Code.WAIT):
-            self.report_audits(pod, fwk, audit.permit(fwk, state, node))
+            self.report_audits(pod, fwk, self._audit(pod, "Permit",
+                                                     partial(audit.permit, fwk, state, node)))
         if status.is_rejection or status.code is Code.ERROR:
             self.roll_back(fwk, state, node.name)
             self.fail(qp, status, rejection_message(status), started=started)
@@ -449,9 +451,9 @@ class Scheduler:
             scoring = decision.scoring
             decided = audit.Decided(decision.feasible, decision.node,
                                     None if scoring is None else scoring.totals)
-            decision.audits = tuple(audit.decision(
-                fwk, self.evaluator, state, snapshot, decided,
-                self._nominated_by_node(state.pod)))
+            decision.audits = tuple(self._audit(state.pod, "Filter", partial(
+                audit.decision, fwk, self.evaluator, state, snapshot, decided,
+                self._nominated_by_node(state.pod))))
         return decision
 
     def _decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
@@ -774,10 +776,25 @@ class Scheduler:
         now = self.clock.now()
         for finding in findings:
             if self.on_audit is not None:
-                self.on_audit(fwk.scheduler_name, finding)
+                try:
+                    self.on_audit(fwk.scheduler_name, finding)
+                except Exception:
+                    log.exception(messages.LOG_AUDIT_OBSERVER_FAILED)
             if self.audit_events.due(pod.key, finding, now):
                 self.backend.record_event(pod, finding.event_type,
                                           messages.EVENT_POLICY_AUDIT, finding.text)
+
+    def _audit(self, pod: PodInfo, point: str,
+               run: Callable[[], list[audit.AuditFinding]]) -> list[audit.AuditFinding]:
+        """``run``'s findings. An unexpected exception in it (an engine fault) is logged
+        and told, and there are no findings: it never fails the pod, as the audited rules
+        decide nothing."""
+        try:
+            return run()
+        except Exception as e:
+            log.exception(messages.LOG_AUDIT_FAILED, pod.key, point)
+            self._tell(e)
+            return []
 
     def roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
         """Unreserve (reverse order; the counters even when the node is gone) and forget

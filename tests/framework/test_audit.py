@@ -291,3 +291,34 @@ def test_audit_events_are_due_once_per_pod_rule_and_result_per_interval() -> Non
     assert events.due("ns/a", finding, 600)
     events.forget("ns/a")
     assert events.due("ns/a", finding, 601) and len(events) == 2
+
+
+def test_a_fault_in_the_audit_never_fails_the_pod(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: Any) -> list[AuditFinding]:
+        raise RuntimeError("audit bug")
+
+    monkeypatch.setattr(audit, "decision", broken)
+    monkeypatch.setattr(audit, "pre_enqueue", broken)
+    monkeypatch.setattr(audit, "permit", broken)
+    found = engine(tmp_path, POD_LEVEL.replace("spec:\n", "spec:\n  filter:\n"
+                                               "  - {name: f, expression: 'true'}\n"))
+    told: list[BaseException] = []
+    backend = MemoryBackend([*NODES, pod()], SimulatedClock(NOW))
+    scheduler = Scheduler(backend, found.frameworks, found.settings,
+                          on_internal_error=told.append)
+    run(scheduler)
+    assert scheduler.records["default/web"].node == "node-c"
+    assert [str(e) for e in told] == ["audit bug"] * 3
+    assert [e.reason for e in backend.events] == ["Scheduled"]
+
+
+def test_a_failing_audit_hook_loses_neither_the_pod_nor_the_event(tmp_path: Path) -> None:
+    def hook(profile: str, finding: AuditFinding) -> None:
+        raise RuntimeError("hook")
+
+    backend = MemoryBackend([*NODES, pod()], SimulatedClock(NOW))
+    scheduler = Scheduler(backend, engine(tmp_path, NOWHERE).frameworks, on_audit=hook)
+    run(scheduler)
+    assert scheduler.records["default/web"].node == "node-c"
+    assert [e.reason for e in backend.events] == ["PolicyAudit", "Scheduled"]
