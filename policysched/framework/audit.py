@@ -19,9 +19,9 @@ rule, against what the point decided, and what it would have changed is an
 - permit: it would have denied the pod, or held it.
 
 An audited rule that fails to evaluate is a finding too (``ERROR``). The scheduler counts
-findings in metrics and records them as ``PolicyAudit`` events, at most one per pod, rule
-and result every ``AUDIT_EVENT_INTERVAL`` (``AuditEvents``): a pod retried a hundred times
-gets one event, the metric counts a hundred findings.
+findings in metrics and records them as ``PolicyAudit`` events, each at most once per pod,
+rule and result every ``AUDIT_EVENT_INTERVAL`` (``AuditEvents``): a pod retried a hundred
+times gets one event, the metric counts a hundred findings.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ EVENT_SCHEDULED = "Scheduled"
 EVENT_FAILED_SCHEDULING = "FailedScheduling"
 EVENT_PREEMPTED = "Preempted"
 EVENT_POLICY_AUDIT = "PolicyAudit"  # what an audited rule would have done (ours)
+AUDIT_ACTION = "Audit{point}"  # its action: AuditFilter, AuditScore...
+AUDIT_FINDINGS_JOINED = "; "  # several findings at one point, in one event
 CONDITION_UNSCHEDULABLE = "Unschedulable"
 CONDITION_SCHEDULER_ERROR = "SchedulerError"
 

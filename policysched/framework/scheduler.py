@@ -43,6 +43,7 @@ import numpy as np
 from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
 from ..cache.node_table import NodeTable
+from ..model.events import EventType
 from ..model.objects import PodInfo
 from ..policy.model import ExtensionPoint
 from . import audit, messages
@@ -771,9 +772,13 @@ class Scheduler:
 
     def report_audits(self, pod: PodInfo, fwk: Framework,
                       findings: Sequence[audit.AuditFinding]) -> None:
-        """Each finding to ``on_audit`` (the metrics), and as a PolicyAudit event on the
-        pod unless one like it was recorded lately (``AuditEvents``)."""
+        """Each finding to ``on_audit`` (the metrics); and those not recorded lately
+        (``AuditEvents``) as PolicyAudit events on the pod: one per extension point and
+        event type, with the action ``Audit<Point>`` — an Events API series folds events
+        of one type, reason and action on one pod into the first one's note, so the
+        findings of one point share an event and those of different points do not."""
         now = self.clock.now()
+        due: dict[tuple[ExtensionPoint, EventType], list[str]] = {}
         for finding in findings:
             if self.on_audit is not None:
                 try:
@@ -781,8 +786,12 @@ class Scheduler:
                 except Exception:
                     log.exception(messages.LOG_AUDIT_OBSERVER_FAILED)
             if self.audit_events.due(pod.key, finding, now):
-                self.backend.record_event(pod, finding.event_type,
-                                          messages.EVENT_POLICY_AUDIT, finding.text)
+                due.setdefault((finding.point, finding.event_type), []).append(finding.text)
+        for (point, event_type), texts in due.items():
+            self.backend.record_event(
+                pod, event_type, messages.EVENT_POLICY_AUDIT,
+                messages.AUDIT_FINDINGS_JOINED.join(texts),
+                messages.AUDIT_ACTION.format(point=point.value[0].upper() + point.value[1:]))
 
     def _audit(self, pod: PodInfo, point: str,
                run: Callable[[], list[audit.AuditFinding]]) -> list[audit.AuditFinding]:

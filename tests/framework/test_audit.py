@@ -203,7 +203,13 @@ def test_pod_level_points_would_have_gated_rejected_denied_and_held(tmp_path: Pa
         ("permit", audit.REJECTED, "would have rejected the pod at permit: not yet"),
         ("permit", audit.WAITED, "would have held the pod at permit on node-c for up to 30s"),
     ]
-    assert [t for t, _ in audit_events(backend.events)] == ["Warning"] * 4
+    # one event per point (the two permit findings share theirs), each with its action
+    assert [(e.type, e.action) for e in backend.events if e.reason == "PolicyAudit"] == [
+        ("Warning", "AuditPreEnqueue"), ("Warning", "AuditPreFilter"),
+        ("Warning", "AuditPermit")]
+    assert backend.events[-2].message == (
+        "audit: try/deny would have rejected the pod at permit: not yet; audit: try/hold "
+        "would have held the pod at permit on node-c for up to 30s")
 
 
 def test_an_audited_rule_that_fails_is_an_error_finding_not_an_error_for_the_pod(
