@@ -255,7 +255,9 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     as the cluster was when the simulation (the same run as simulate) scheduled the pod.
 
     The table has one row per node, the chosen node (*) first, then by score; above it,
-    how many nodes each filter rule rejected and why."""
+    what rules in audit mode would have changed ("audit: policy/rule would have ..."), and
+    how many nodes each filter rule rejected and why. The audited rules decide nothing:
+    they are not in the table (--node shows their verdicts apart)."""
     from .commands.explain import UnknownPod
     from .commands.explain import explain as run_explain
     from .commands.loading import UserError, load_cluster
