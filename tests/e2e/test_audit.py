@@ -1,6 +1,7 @@
 """A policy in audit mode on the real control plane: a filter rule that would reject every
 node lets the pod bind, and leaves a PolicyAudit Event on the pod and a sample of
-``policysched_audit_findings_total`` on /metrics (docs/authoring.md#audit-rules)."""
+``policysched_audit_findings_total`` on /metrics; switched to Enforce in its ConfigMap, it
+decides (docs/authoring.md#audit-rules)."""
 
 from __future__ import annotations
 
@@ -76,6 +77,20 @@ def test_an_audited_filter_rejecting_every_node_lets_the_pod_bind_and_reports_it
         found = support.metric_value(scheduler.metrics(),
                                      "policysched_audit_findings_total", labels)
         assert found is not None and found >= 1
+
+        # one field, hot-reloaded: the same rule now decides
+        key = next(iter(manifest["data"]))
+        enforced = manifest["data"][key].replace("enforcement: Audit", "enforcement: Enforce")
+        active = support.active_policy_version(scheduler.metrics())
+        _core(admin_api).patch_namespaced_config_map(
+            manifest["metadata"]["name"], NS, {"data": {key: enforced}})
+        support.wait_for_policy_version(scheduler, lambda v: v != active,
+                                        "the enforced policy to become active")
+        _core(admin_api).create_namespaced_pod(
+            namespace, support.pod("enforced", labels={"audit-e2e": name}))
+        support.wait_for_pod(_core(admin_api), namespace, "enforced",
+                             support.unschedulable_with("node(s) refused by the trial"), 30,
+                             "the pod Unschedulable under the enforced rule")
     finally:
         try:
             _core(admin_api).delete_namespaced_config_map(manifest["metadata"]["name"], NS)
