@@ -328,3 +328,46 @@ def test_a_failing_audit_hook_loses_neither_the_pod_nor_the_event(tmp_path: Path
     run(scheduler)
     assert scheduler.records["default/web"].node == "node-c"
     assert [e.reason for e in backend.events] == ["PolicyAudit", "Scheduled"]
+
+
+NARROWING = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: try
+spec:
+  pluginName: SsdOnly
+  preFilter:
+  - name: ssd-nodes
+    enforcement: Audit
+    nodeNames: "nodes.filter(n, n.labels[?'disk'].orValue('') == 'ssd').map(n, n.name)"
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_a_prefilter_that_would_narrow_the_nodes_names_those_it_leaves_out(
+        tmp_path: Path, tier: str) -> None:
+    scheduler, _, found = schedule(engine(tmp_path, NARROWING, tier), pod())
+    assert scheduler.records["default/web"].node == "node-c"
+    assert [(f.point, f.result, f.message) for _, f in found] == [
+        (ExtensionPoint.PRE_FILTER, audit.NODES_REJECTED,
+         "would have rejected 2 of 3 feasible nodes: 2 node(s) didn't satisfy plugin(s) "
+         "[SsdOnly]; the chosen node node-c among them")]
+
+
+def test_only_the_nodes_the_search_found_feasible_are_audited(tmp_path: Path) -> None:
+    """Node sampling: with 200 nodes and percentageOfNodesToScore 50 the filters stop at
+    100 feasible nodes; the audited filter is judged on those."""
+    found_engine = engine(tmp_path, NOWHERE)
+    found_engine = dataclasses.replace(found_engine, settings=dataclasses.replace(
+        found_engine.settings, percentage_of_nodes_to_score=50))
+    nodes = [make_node(f"n{i:03}") for i in range(200)]
+    backend = MemoryBackend([*nodes, pod()], SimulatedClock(NOW))
+    found: list[AuditFinding] = []
+    scheduler = Scheduler(backend, found_engine.frameworks, found_engine.settings,
+                          on_audit=lambda _, f: found.append(f))
+    run(scheduler)
+    assert scheduler.records["default/web"].node is not None
+    assert [f.message for f in found] == [
+        "would have rejected every feasible node (100): 100 node(s) refused by the trial; "
+        "the pod would have been unschedulable"]
