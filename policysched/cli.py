@@ -189,10 +189,12 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     nothing changes, and print where each pod went, when, and why not.
 
     JSON output: {"pods": [{"namespace", "name", "node", "boundAt", "attempts",
-    "message", "nominatedNodeName", "victims"}]}; boundAt is simulated seconds from the
-    start, message the last FailedScheduling text (null once bound), nominatedNodeName the
-    pod's at the end (set by preemption), victims the pods its preemptions evicted. On a
-    terminal, a long run shows a progress bar on stderr (not with -o json).
+    "message", "nominatedNodeName", "victims", "audits"}]}; boundAt is simulated seconds
+    from the start, message the last FailedScheduling text (null once bound),
+    nominatedNodeName the pod's at the end (set by preemption), victims the pods its
+    preemptions evicted, audits what rules in audit mode would have changed (the latest
+    finding of each, per extension point). On a terminal, a long run shows a progress bar
+    on stderr (not with -o json).
     """
     from .commands.loading import UserError, load_cluster
     from .commands.progress import SIMULATING, ProgressBar
@@ -216,6 +218,12 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
                      str(pod.attempts), "-" if pod.bound_at is None else f"{pod.bound_at:g}s",
                      pod.message or ""))
     click.echo(render_table(rows))
+    audited = [p for p in result.pods if p.audits]
+    if audited:
+        click.echo("\naudit findings (rules in audit mode decided nothing):")
+    for pod in audited:
+        for finding in pod.audits:
+            click.echo(f"  {pod.namespace}/{pod.name}: {finding}")
     bound = sum(1 for p in result.pods if p.node)
     click.echo(f"\n{bound}/{len(result.pods)} pods bound in {result.end - result.start:g}s "
                "of simulated time")
@@ -248,7 +256,9 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     as the cluster was when the simulation (the same run as simulate) scheduled the pod.
 
     The table has one row per node, the chosen node (*) first, then by score; above it,
-    how many nodes each filter rule rejected and why."""
+    what rules in audit mode would have changed ("audit: policy/rule would have ..."), and
+    how many nodes each filter rule rejected and why. The audited rules decide nothing:
+    they are not in the table (--node shows their verdicts apart)."""
     from .commands.explain import UnknownPod
     from .commands.explain import explain as run_explain
     from .commands.loading import UserError, load_cluster
@@ -271,6 +281,8 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     click.echo(f"pod {result.pod} (profile {result.profile}), {moment}\n"
                f"preEnqueue: {result.pre_enqueue}\npreFilter: {result.pre_filter}")
     click.echo(f"chosen: {result.chosen}" if result.chosen else f"unschedulable: {result.message}")
+    for finding in result.audits:
+        click.echo(finding)
     if node_name is not None:
         _explain_node(result, node_name)
         return
@@ -314,10 +326,14 @@ def _explain_node(result: Explanation, name: str) -> None:
     rows: list[tuple[str, ...]] = [("RULE", "POINT", "RESULT")]
     rows += [(rule, "filter", verdict) for rule, verdict in node.filters.items()]
     rows += [(rule, "score", _score_cell(score)) for rule, score in node.scores.items()]
+    rows += [(rule, "filter (audit)", verdict)
+             for rule, verdict in node.audit_filters.items()]
+    rows += [(rule, "score (audit)", _score_cell(score))
+             for rule, score in node.audit_scores.items()]
     rows += [(name, "aggregate", _aggregate_cell(values, result.aggregates.get(name, {})))
              for name, values in node.aggregates.items()]
     click.echo(render_table(rows))
-    if node.scores:
+    if node.scores or node.audit_scores:
         click.echo("scores are raw/normalised/weighted")
 
 

@@ -987,9 +987,10 @@ class KubeBackend:
                 "status": {"nominatedNodeName": node_name or None}}
         self._patch_status(pod, body, MERGE_PATCH, km.LOG_NOMINATION_FAILED)
 
-    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
+    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str,
+                     action: str | None = None) -> None:
         try:
-            action = km.EVENT_ACTIONS.get(reason, km.DEFAULT_EVENT_ACTION)
+            action = action or km.EVENT_ACTIONS.get(reason, km.DEFAULT_EVENT_ACTION)
             self.events.record(pod, type, reason, action, message)
         except Exception as e:  # an event is never worth failing a cycle for
             log.warning(km.LOG_EVENT_FAILED, type, reason, pod.key, e)

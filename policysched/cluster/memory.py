@@ -82,6 +82,7 @@ class RecordedEvent:
     type: str
     reason: str
     message: str
+    action: str | None = None  # when not the reason's
 
 
 @dataclass(frozen=True)
@@ -309,9 +310,11 @@ class MemoryBackend:
                 status.pop("nominatedNodeName", None)
             self._modified(POD, stored)
 
-    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
+    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str,
+                     action: str | None = None) -> None:
         with self._lock:
-            self.events.append(RecordedEvent(self._now(), pod.key, type, reason, message))
+            self.events.append(RecordedEvent(self._now(), pod.key, type, reason, message,
+                                             action))
 
     def set_pod_condition(
         self, pod: PodInfo, status: ConditionStatus, reason: str, message: str

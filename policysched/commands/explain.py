@@ -19,6 +19,7 @@ import numpy as np
 
 from ..cache.cache import Snapshot
 from ..cel import CelError
+from ..framework import audit
 from ..framework.runtime import CycleState, Framework
 from ..framework.scheduler import Decision, EngineSettings, Scheduler
 from ..framework.status import Code, Status
@@ -36,6 +37,10 @@ class NodeExplanation:
     # rule -> the reasons it rejects the node for (a rule with `reasons` may give several)
     reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)
     scores: dict[str, tuple[float, float, int]] = field(default_factory=dict)
+    # audited rules (they decide nothing): filter rule -> "pass" or the reasons; score
+    # rule -> (raw, normalised, weighted), on the feasible nodes
+    audit_filters: dict[str, str] = field(default_factory=dict)
+    audit_scores: dict[str, tuple[float, float, int]] = field(default_factory=dict)
     # "policy/aggregate[i]" -> {"count": in the node's domain, "onNode": on the node}
     aggregates: dict[str, dict[str, int]] = field(default_factory=dict)
     total: int | None = None
@@ -66,6 +71,8 @@ class Explanation:
     at: float  # simulated seconds from the start
     # "policy/aggregate[i]" -> {"minimum", "domains", "total"}, or {"error": message}
     aggregates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # what the audited rules would have changed: "audit: policy/rule would have ..."
+    audits: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -73,12 +80,15 @@ class Explanation:
             "preFilter": self.pre_filter,
             "chosen": self.chosen, "message": self.message or None,
             "attempt": self.attempt, "attempts": self.attempts, "at": self.at,
-            "aggregates": self.aggregates,
+            "aggregates": self.aggregates, "audits": self.audits,
             "nodes": [{"node": n.node, "feasible": n.feasible, "filters": n.filters,
                        "reasons": {r: list(v) for r, v in n.reasons.items()},
                        "aggregates": n.aggregates,
                        "scores": {r: {"raw": s[0], "normalized": s[1], "weighted": s[2]}
                                   for r, s in n.scores.items()},
+                       "auditFilters": n.audit_filters,
+                       "auditScores": {r: {"raw": s[0], "normalized": s[1], "weighted": s[2]}
+                                       for r, s in n.audit_scores.items()},
                        "total": n.total, "rank": n.rank} for n in self.nodes],
         }
 
@@ -178,18 +188,26 @@ def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snaps
         chosen, message = None, gate.message
     explanation = Explanation(pod.key, fwk.scheduler_name, _verdict(gate), _verdict(status),
                               rows, chosen, message, 0, 0, 0.0)
+    explanation.audits = [f.text for f in audit.pre_enqueue(fwk, state)]
+    if decision is not None:
+        explanation.audits += [f.text for f in decision.audits]
+        node = snapshot.node(decision.node) if decision.node is not None else None
+        if node is not None:
+            explanation.audits += [f.text for f in audit.permit(fwk, state, node)]
     if not matched.is_success:  # which policies apply is unknown: no per-node detail
         return explanation
+    audited_filters = fwk.audited.get(ExtensionPoint.FILTER, ())
     for row, node in zip(rows, snapshot.nodes, strict=True):
         for instance, rule in fwk.rules(ExtensionPoint.FILTER):
             if not fwk.matches(state, instance):
                 continue
             verdict = fwk.run_filter(state, node, [(instance, rule)])
-            row.filters[rule.qualified_name] = (
-                PASS if verdict.is_success else
-                ("error: " if verdict.code is Code.ERROR else "") + verdict.message)
+            row.filters[rule.qualified_name] = _filter_cell(verdict)
             if verdict.is_rejection:
                 row.reasons[rule.qualified_name] = verdict.reasons
+        for audited in audited_filters:
+            row.audit_filters[audited.rule.qualified_name] = _filter_cell(
+                audited.framework.run_filter(state, node))
     _aggregates(fwk, state, snapshot, explanation)
     feasible = [n for n, row in zip(snapshot.nodes, rows, strict=True) if row.feasible]
     if status.is_success and feasible:
@@ -203,6 +221,11 @@ def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snaps
             row.total = totals[i] if i < len(totals) else None
             for rule_name, values in detail.items():
                 row.scores[rule_name] = values[i]
+        for audited in fwk.audited.get(ExtensionPoint.SCORE, ()):
+            _, _, detail = audited.framework.run_score(state, feasible)
+            for i, node in enumerate(feasible):
+                for rule_name, values in detail.items():
+                    by_name[node.name].audit_scores[rule_name] = values[i]
         scored = [r.total for r in rows if r.total is not None]
         for row in rows:  # equal totals share a rank
             if row.total is not None:
@@ -233,6 +256,12 @@ def _aggregates(fwk: Framework, state: CycleState, snapshot: Snapshot,
                 for node, row in zip(snapshot.nodes, explanation.nodes, strict=True):
                     row.aggregates[label] = {"count": value.count(node.view),
                                              "onNode": value.on_node(node.view)}
+
+
+def _filter_cell(verdict: Status) -> str:
+    """A filter rule's verdict on a node: "pass", or its reasons (an Error's marked)."""
+    return (PASS if verdict.is_success else
+            ("error: " if verdict.code is Code.ERROR else "") + verdict.message)
 
 
 def _verdict(status: Status) -> str:

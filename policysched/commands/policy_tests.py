@@ -143,7 +143,8 @@ def check_pod(key: str, expected: dict[str, Any], pod: PodOutcome) -> Iterator[F
 def check_rules(key: str, expected: dict[str, Any],
                 explanation: Explanation) -> Iterator[Failure]:
     """A failure for each expected filter verdict or score that the pod's last attempt
-    did not give."""
+    did not give. A rule in audit mode is expected the same way: its verdict and score are
+    what it would have given (so the test holds as is once the rule is enforced)."""
     nodes = {n.node: n for n in explanation.nodes}
     for point in PER_RULE:
         for rule, by_node in expected.get(point, {}).items():
@@ -156,10 +157,11 @@ def check_rules(key: str, expected: dict[str, Any],
                     continue
                 got: Any
                 if point == "filters":
-                    got = node.filters.get(rule, NOT_EVALUATED)
+                    got = node.filters.get(rule) or node.audit_filters.get(rule,
+                                                                           NOT_EVALUATED)
                     holds = _verdict_holds(want, got)
                 else:
-                    score = node.scores.get(rule)
+                    score = node.scores.get(rule) or node.audit_scores.get(rule)
                     got = NOT_SCORED if score is None else score[0]
                     holds = score is not None and want == score[0]
                 if not holds:

@@ -27,10 +27,12 @@ from typing import Any
 
 from ..cache.cache import Snapshot
 from ..cluster.memory import MemoryBackend
+from ..framework.audit import AuditFinding
 from ..framework.queue import ACTIVE, BACKOFF
 from ..framework.runtime import CycleState, Framework
 from ..framework.scheduler import Decision, EngineSettings, Scheduler
 from ..model.clock import SimulatedClock
+from ..model.objects import PodInfo
 
 DEFAULT_HORIZON = 3600.0
 
@@ -50,11 +52,13 @@ class PodOutcome:
     message: str | None
     nominated_node: str | None = None
     victims: tuple[str, ...] = ()
+    audits: tuple[str, ...] = ()  # the latest finding of each audited rule, per point
 
     def as_json(self) -> dict[str, Any]:
         return {"namespace": self.namespace, "name": self.name, "node": self.node,
                 "boundAt": self.bound_at, "attempts": self.attempts, "message": self.message,
-                "nominatedNodeName": self.nominated_node, "victims": list(self.victims)}
+                "nominatedNodeName": self.nominated_node, "victims": list(self.victims),
+                "audits": list(self.audits)}
 
 
 @dataclass(frozen=True)
@@ -72,9 +76,21 @@ the cycle acts on it (``explain`` looks at the cluster as it was then)."""
 
 
 class _ObservedScheduler(Scheduler):
-    """A scheduler that tells ``observer`` each decision it makes."""
+    """A scheduler that tells ``observer`` each decision it makes, and keeps the latest
+    finding of each audited rule at each point, per pod."""
 
     observer: DecisionObserver | None = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.audits: dict[str, dict[tuple[str, str], str]] = {}
+
+    def report_audits(self, pod: PodInfo, fwk: Framework,
+                      findings: Sequence[AuditFinding]) -> None:
+        super().report_audits(pod, fwk, findings)
+        latest = self.audits.setdefault(pod.key, {})
+        for finding in findings:
+            latest[(finding.rule, finding.point.value)] = finding.text
 
     def decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
         decision = super().decide(fwk, state, snapshot)
@@ -158,7 +174,7 @@ def _pending_keys(objects: Sequence[Mapping[str, Any]]) -> list[str]:
     return keys
 
 
-def _outcomes(scheduler: Scheduler, backend: MemoryBackend, keys: Sequence[str],
+def _outcomes(scheduler: _ObservedScheduler, backend: MemoryBackend, keys: Sequence[str],
               start: float) -> tuple[PodOutcome, ...]:
     out = []
     for key in keys:
@@ -168,12 +184,14 @@ def _outcomes(scheduler: Scheduler, backend: MemoryBackend, keys: Sequence[str],
         gate = None if queued is None else queued.gate_message
         stored = backend.pod(key) or {}
         nominated = (stored.get("status") or {}).get("nominatedNodeName") or None
+        audits = tuple(scheduler.audits.get(key, {}).values())
         if record is None:
             out.append(PodOutcome(namespace, name, None, None, 0,
-                                  scheduler.unserved.get(key) or gate, nominated))
+                                  scheduler.unserved.get(key) or gate, nominated,
+                                  audits=audits))
             continue
         bound_at = None if record.bound_at is None else record.bound_at - start
         out.append(PodOutcome(namespace, name, record.node, bound_at, record.attempts,
                               None if record.node is not None else record.message or gate,
-                              nominated, tuple(record.victims)))
+                              nominated, tuple(record.victims), audits))
     return tuple(out)

@@ -105,9 +105,11 @@ class Backend(Protocol):
         """Set ``status.nominatedNodeName`` (None clears it)."""
         ...
 
-    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
+    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str,
+                     action: str | None = None) -> None:
         """Record an Event about ``pod`` (reasons: Scheduled, FailedScheduling,
-        Preempted…)."""
+        Preempted…). ``action`` (events.k8s.io's; by default the reason's) is part of what
+        makes two events one series: a different action keeps them apart."""
         ...
 
     def set_pod_condition(

@@ -15,6 +15,9 @@ from collections.abc import Iterable
 EVENT_SCHEDULED = "Scheduled"
 EVENT_FAILED_SCHEDULING = "FailedScheduling"
 EVENT_PREEMPTED = "Preempted"
+EVENT_POLICY_AUDIT = "PolicyAudit"  # what an audited rule would have done (ours)
+AUDIT_ACTION = "Audit{point}"  # its action: AuditFilter, AuditScore...
+AUDIT_FINDINGS_JOINED = "; "  # several findings at one point, in one event
 CONDITION_UNSCHEDULABLE = "Unschedulable"
 CONDITION_SCHEDULER_ERROR = "SchedulerError"
 
@@ -33,6 +36,26 @@ PREEMPTED_WAITING = "preempted"
 PRE_FILTER_NO_NODE = "node(s) didn't satisfy plugin {plugin}"
 PRE_FILTER_NO_NODE_TOGETHER = "node(s) didn't satisfy plugin(s) {plugins} simultaneously"
 PRE_FILTER_EXCLUDED = "node(s) didn't satisfy plugin(s) {plugins}"
+
+# Audit findings (framework/audit.py): "audit: policy/rule would have ..."
+AUDIT_FINDING = "audit: {rule} {message}"
+AUDIT_ERROR = "would have failed with an Error: {error}"
+AUDIT_GATED = "would have kept the pod out of the active queue: {message}"
+AUDIT_REJECTED = "would have rejected the pod: {message}"
+AUDIT_DENIED = "would have rejected the pod at permit: {message}"
+AUDIT_WAITED = "would have held the pod at permit on {node} for up to {timeout}"
+AUDIT_ALL_NODES = (
+    "would have rejected every feasible node ({total}): {reasons}; "
+    "the pod would have been unschedulable"
+)
+AUDIT_SOME_NODES = "would have rejected {count} of {total} feasible nodes: {reasons}{chosen}"
+AUDIT_CHOSEN_AMONG = "; the chosen node {node} among them"
+AUDIT_SCORE = (
+    "would have changed the score by {delta:+d} on the chosen node {node} "
+    "({low:+d} to {high:+d} on the {total} scored nodes)"
+)
+AUDIT_SAME_CHOICE = "; the choice would stay"
+AUDIT_OTHER_CHOICE = "; {node} would have been chosen instead ({score} > {chosen})"
 
 FILTER_DEFAULT_REASON = "node(s) didn't satisfy policy {rule}"
 RULE_REJECTED = "rejected by {rule}"
@@ -65,6 +88,9 @@ LOG_EVENT_FAILED = "internal error applying a %s %s event; the event is skipped"
 LOG_ROLL_BACK_FAILED = "internal error rolling back the attempt of pod %s"
 LOG_REPORT_FAILED = "internal error reporting the failure of pod %s"
 LOG_OBSERVER_FAILED = "internal error in the on_internal_error hook"
+LOG_AUDIT_FAILED = ("internal error auditing pod %s at %s: the audited rules are skipped "
+                    "for this attempt; the pod's scheduling goes on")
+LOG_AUDIT_OBSERVER_FAILED = "internal error in the on_audit hook"
 LOG_ATTEMPT_OBSERVER_FAILED = "internal error in the on_attempt_end hook"
 LOG_EVICTION_FAILED = "preemption: evicting pod %s for pod %s failed: %s"
 LOG_VECTORISED_FALLBACK = "rule %s: the vectorised evaluation failed; its closure evaluates " \

@@ -18,7 +18,7 @@ import logging
 import math
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -330,12 +330,30 @@ class Activation(dict[str, Any]):
         return copied
 
 
+@dataclass(frozen=True)
+class AuditedRule:
+    """A rule in audit mode (framework/audit.py), with a profile of its own in which it is
+    the only rule (``framework``, whose one instance is its policy with only this rule):
+    it runs there by the same code as an enforced rule, every tier included, and its
+    verdict decides nothing."""
+
+    rule: Rule
+    instance: PolicyInstance
+    framework: Framework
+
+
 class Framework:
-    """The extension points of one profile."""
+    """The extension points of one profile. Audited rules are set apart when the profile
+    is built (``audited``): the points run the enforced rules only, so a profile without
+    audited rules runs exactly as before, and one with them decides as if they were
+    absent."""
 
     def __init__(self, scheduler_name: str, instances: Sequence[PolicyInstance],
                  queue_sort: PolicyInstance | None = None) -> None:
         self.scheduler_name = scheduler_name
+        self.audited: dict[ExtensionPoint, tuple[AuditedRule, ...]] = {}
+        if any(i.policy.audited_rules for i in instances):
+            instances = self._set_audited_apart(instances)
         self.instances = tuple(instances)
         self.queue_sort = queue_sort
         self._by_point = {
@@ -346,6 +364,18 @@ class Framework:
                               if any(p is not ExtensionPoint.QUEUE_SORT for p in i.policy.points))
         self._reads: dict[str, frozenset[Fact]] | None = None  # policy/rule -> facts
         self._reads_of: dict[frozenset[str], frozenset[Fact]] = {}
+
+    def _set_audited_apart(self, instances: Sequence[PolicyInstance]
+                           ) -> list[PolicyInstance]:
+        """Fill ``audited``; the instances with their enforced rules only."""
+        audited: dict[ExtensionPoint, list[AuditedRule]] = {}
+        for instance in instances:
+            for rule in instance.policy.audited_rules:
+                alone = replace(instance, policy=instance.policy.with_only(rule))
+                audited.setdefault(rule.point, []).append(
+                    AuditedRule(rule, alone, Framework(self.scheduler_name, [alone])))
+        self.audited = {point: tuple(found) for point, found in audited.items()}
+        return [replace(i, policy=i.policy.without_audited()) for i in instances]
 
     def rules(self, point: ExtensionPoint) -> tuple[tuple[PolicyInstance, Rule], ...]:
         return self._by_point[point]

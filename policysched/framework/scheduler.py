@@ -43,9 +43,10 @@ import numpy as np
 from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
 from ..cache.node_table import NodeTable
+from ..model.events import EventType
 from ..model.objects import PodInfo
 from ..policy.model import ExtensionPoint
-from . import messages
+from . import audit, messages
 from .aggregates import ClusterView
 from .backend import Backend, BackendError
 from .binding_cycle import AttemptProgress, BindingCycle, rejection_message, waiting_progress
@@ -127,6 +128,8 @@ class Decision:
     scoring: Scoring | None = None
     nomination: str | None = ""
     tied: tuple[Candidate, ...] = ()
+    feasible: np.ndarray | None = None  # the rows the node was chosen among
+    audits: tuple[audit.AuditFinding, ...] = ()  # what audited rules would have changed
 
     @property
     def rejected_by(self) -> frozenset[str]:
@@ -171,6 +174,10 @@ ExtensionPointObserver = Callable[[str, str, str, float], None]
 AttemptObserver = Callable[[AttemptEnd], None]
 """Called when an attempt ends, on the engine's thread (it must be quick)."""
 
+AuditObserver = Callable[[str, audit.AuditFinding], None]
+"""Called with (profile, finding) for each finding of an audited rule, on the engine's
+thread (it must be quick)."""
+
 
 class Scheduler:
     """One scheduler over one backend: its cache, queue and waiting room, the scheduling
@@ -181,15 +188,19 @@ class Scheduler:
                  observe_extension_point: ExtensionPointObserver | None = None, *,
                  on_internal_error: Callable[[BaseException], None] | None = None,
                  on_attempt_end: AttemptObserver | None = None,
+                 on_audit: AuditObserver | None = None,
                  park_repeated_errors: bool = False) -> None:
         """``on_internal_error`` is told of each unexpected exception the engine recovered
-        from; ``on_attempt_end`` of each attempt's end; ``park_repeated_errors``
+        from; ``on_attempt_end`` of each attempt's end; ``on_audit`` of each finding of an
+        audited rule (framework/audit.py); ``park_repeated_errors``
         (``simulate``) parks a pod whose Error repeats with nothing changed (see
         ``SchedulingQueue``) instead of retrying it with backoff."""
         self.backend = backend
         self.observe_extension_point = observe_extension_point
         self.on_internal_error = on_internal_error
         self.on_attempt_end = on_attempt_end
+        self.on_audit = on_audit
+        self.audit_events = audit.AuditEvents()
         self.clock = backend.clock
         self.profiles: dict[str, Framework] = dict(profiles)
         self.settings = settings or EngineSettings()
@@ -277,7 +288,8 @@ class Scheduler:
         is reported on the pod: a FailedScheduling event and condition, once per distinct
         error (the gate re-runs on every move)."""
         fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None or not fwk.has_rules(ExtensionPoint.PRE_ENQUEUE):
+        audited = fwk is not None and ExtensionPoint.PRE_ENQUEUE in fwk.audited
+        if fwk is None or not (audited or fwk.has_rules(ExtensionPoint.PRE_ENQUEUE)):
             self._gate_errors.pop(pod.key, None)
             return None
         # the gate sees only pod-level variables: no snapshot unless it reads the cluster
@@ -289,6 +301,9 @@ class Scheduler:
             status = fwk.pre_enqueue(state)
         except Exception as e:  # a queue callback must not raise
             status = self._internal_error(pod.key, "PreEnqueue", e)
+        if audited:
+            self.report_audits(pod, fwk, self._audit(pod, "PreEnqueue",
+                                                     partial(audit.pre_enqueue, fwk, state)))
         if status.is_success:
             self._gate_errors.pop(pod.key, None)
             return None
@@ -301,6 +316,7 @@ class Scheduler:
         """A pod that went away (deleted, or terminated): its nomination and the errors
         kept for it go, and the reserve counters it held since its bind are given back."""
         self.nominated.pop(key, None)
+        self.audit_events.forget(key)
         self._gate_errors.pop(key, None)
         self._sort_errors.pop(key, None)
         for name, amount in reversed(self._held_counters.pop(key, ())):
@@ -387,6 +403,8 @@ class Scheduler:
         cycle.fwk = fwk
 
         decision = self.decide(fwk, state, snapshot)
+        if decision.audits:
+            self.report_audits(pod, fwk, decision.audits)
         if decision.node is None:
             status = decision.status
             # a rule's retryAfter counts from the cycle's `now` (whole seconds), not from
@@ -412,6 +430,10 @@ class Scheduler:
         point_started = self.reach("Permit")
         status, waits = fwk.run_permit(state, node)
         self._observe(fwk, "Permit", status, point_started)
+        if ExtensionPoint.PERMIT in fwk.audited and (status.is_success
+                                                      or status.code is Code.WAIT):
+            self.report_audits(pod, fwk, self._audit(pod, "Permit",
+                                                     partial(audit.permit, fwk, state, node)))
         if status.is_rejection or status.code is Code.ERROR:
             self.roll_back(fwk, state, node.name)
             self.fail(qp, status, rejection_message(status), started=started)
@@ -423,7 +445,19 @@ class Scheduler:
 
     def decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
         """match → preFilter → filter → postFilter → score → the bind rules' target: the
-        node for the pod, or why none (kube-scheduler's schedulePod)."""
+        node for the pod, or why none (kube-scheduler's schedulePod); then, when the
+        profile has audited rules, what they would have changed (``Decision.audits``)."""
+        decision = self._decide(fwk, state, snapshot)
+        if fwk.audited:
+            scoring = decision.scoring
+            decided = audit.Decided(decision.feasible, decision.node,
+                                    None if scoring is None else scoring.totals)
+            decision.audits = tuple(self._audit(state.pod, "Filter", partial(
+                audit.decision, fwk, self.evaluator, state, snapshot, decided,
+                self._nominated_by_node(state.pod))))
+        return decision
+
+    def _decide(self, fwk: Framework, state: CycleState, snapshot: Snapshot) -> Decision:
         nodes = snapshot.nodes
         total = len(nodes)
         if total == 0:  # before preFilter, as kube's ErrNoNodesAvailable
@@ -442,7 +476,9 @@ class Scheduler:
             return self._pre_filter_rejected(fwk, state, nodes, status)
         nominated = self._nominated_node(fwk, state, snapshot)
         if nominated is not None:
-            return self._bind_target(fwk, state, snapshot, nominated, {})
+            decision = self._bind_target(fwk, state, snapshot, nominated, {})
+            decision.feasible = np.array([snapshot.index[nominated.name]], np.int64)
+            return decision
         statuses: dict[str, Status] = {}
         candidates = nodes
         if names is not None:
@@ -460,7 +496,9 @@ class Scheduler:
         if not len(rows):
             return self._no_fit(fwk, state, nodes, statuses)
         if len(rows) == 1:
-            return self._bind_target(fwk, state, snapshot, nodes[int(rows[0])], statuses)
+            decision = self._bind_target(fwk, state, snapshot, nodes[int(rows[0])], statuses)
+            decision.feasible = rows
+            return decision
         if state.cluster is not None:
             state.cluster.scored = rows
         started = self.reach("PreScore")
@@ -476,6 +514,7 @@ class Scheduler:
         chosen = nodes[self._select_host(rows, totals)]
         decision = self._bind_target(fwk, state, snapshot, chosen, statuses)
         decision.scoring = Scoring(nodes, rows, totals, parts)
+        decision.feasible = rows
         return decision
 
     def _bind_target(self, fwk: Framework, state: CycleState, snapshot: Snapshot,
@@ -730,6 +769,41 @@ class Scheduler:
             self._attempt_ended(pod, RESULT_ERROR, None, status.message, time.perf_counter())
             recovered += 1
         return recovered
+
+    def report_audits(self, pod: PodInfo, fwk: Framework,
+                      findings: Sequence[audit.AuditFinding]) -> None:
+        """Each finding to ``on_audit`` (the metrics); and those not recorded lately
+        (``AuditEvents``) as PolicyAudit events on the pod: one per extension point and
+        event type, with the action ``Audit<Point>`` — an Events API series folds events
+        of one type, reason and action on one pod into the first one's note, so the
+        findings of one point share an event and those of different points do not."""
+        now = self.clock.now()
+        due: dict[tuple[ExtensionPoint, EventType], list[str]] = {}
+        for finding in findings:
+            if self.on_audit is not None:
+                try:
+                    self.on_audit(fwk.scheduler_name, finding)
+                except Exception:
+                    log.exception(messages.LOG_AUDIT_OBSERVER_FAILED)
+            if self.audit_events.due(pod.key, finding, now):
+                due.setdefault((finding.point, finding.event_type), []).append(finding.text)
+        for (point, event_type), texts in due.items():
+            self.backend.record_event(
+                pod, event_type, messages.EVENT_POLICY_AUDIT,
+                messages.AUDIT_FINDINGS_JOINED.join(texts),
+                messages.AUDIT_ACTION.format(point=point.value[0].upper() + point.value[1:]))
+
+    def _audit(self, pod: PodInfo, point: str,
+               run: Callable[[], list[audit.AuditFinding]]) -> list[audit.AuditFinding]:
+        """``run``'s findings. An unexpected exception in it (an engine fault) is logged
+        and told, and there are no findings: it never fails the pod, as the audited rules
+        decide nothing."""
+        try:
+            return run()
+        except Exception as e:
+            log.exception(messages.LOG_AUDIT_FAILED, pod.key, point)
+            self._tell(e)
+            return []
 
     def roll_back(self, fwk: Framework, state: CycleState, node_name: str) -> None:
         """Unreserve (reverse order; the counters even when the node is gone) and forget

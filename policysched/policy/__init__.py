@@ -21,6 +21,7 @@ from .loader import LoadResult, load_configmap, load_paths, load_text
 from .model import (
     BindRule,
     CelExpression,
+    Enforcement,
     ExtensionPoint,
     FailurePolicy,
     FilterRule,
@@ -52,6 +53,7 @@ __all__ = [
     "CelExpression",
     "Diagnostic",
     "DiagnosticKind",
+    "Enforcement",
     "ExtensionPoint",
     "FailurePolicy",
     "FilterRule",

@@ -35,9 +35,11 @@ from . import messages, variables, warnings
 from .diagnostics import Diagnostic, DiagnosticKind
 from .documents import LoadedDocument
 from .model import (
+    AUDITABLE_POINTS,
     RULE_TYPES,
     Aggregate,
     CelExpression,
+    Enforcement,
     ExtensionPoint,
     FailurePolicy,
     Normalization,
@@ -121,6 +123,7 @@ _ENUMS: Mapping[str, Callable[[Any], Any]] = {
     "failurePolicy": FailurePolicy,
     "normalize": Normalization,
     "onFalse": PermitOnFalse,
+    "enforcement": Enforcement,
 }
 
 _KIND = {
@@ -296,9 +299,37 @@ class _PolicyCompiler:
             else:
                 first_line[name] = self.document.yaml.position(path).line
 
+    def enforcement(self, point: ExtensionPoint, base: Path, rule: dict[str, Any]
+                    ) -> Enforcement | None:
+        """The rule's enforcement (its own, else the policy's ``spec.enforcement``, else
+        Enforce); None, and an error at the field that asks for it, when the rule cannot be
+        audited (a value outside the enum is the schema's to report)."""
+        own = rule.get("enforcement")
+        at: Path = (*base, "enforcement") if own is not None else ("spec", "enforcement")
+        value = own if own is not None else self.spec.get("enforcement", "Enforce")
+        if value not in tuple(Enforcement):
+            return None
+        enforcement = Enforcement(value)
+        if enforcement is Enforcement.AUDIT:
+            if point not in AUDITABLE_POINTS:
+                why = messages.AUDIT_UNSUPPORTED_WHY[point.value]
+            elif point is ExtensionPoint.PERMIT and "group" in rule:
+                why = messages.AUDIT_UNSUPPORTED_GANG
+            else:
+                return enforcement
+            self.report(self.document.diagnostic(at, DiagnosticKind.SCHEMA, (
+                messages.AUDIT_UNSUPPORTED if own is not None
+                else messages.POLICY_AUDIT_UNSUPPORTED).format(
+                    point=point.value, rule=rule.get("name"), why=why)))
+            return None
+        return enforcement
+
     def compile_rule(self, point: ExtensionPoint, index: int, rule: dict[str, Any]) -> Rule | None:
         base: Path = ("spec", point.value, index)
         attributes: dict[str, Any] = {}
+        enforcement = self.enforcement(point, base, rule)
+        if enforcement is not None:
+            attributes["enforcement"] = enforcement
         for spec in RULE_FIELDS[point]:
             value = rule.get(spec.key)
             if value is None:
@@ -414,6 +445,7 @@ class _PolicyCompiler:
             origin=self.document.origin,
             labels=dict(metadata.get("labels") or {}),
             plugin_name=str(self.spec.get("pluginName") or ""),
+            enforcement=Enforcement(self.spec.get("enforcement", "Enforce")),
             match=self.match,
             params=dict(self.params),
             variables=tuple(self.variables),

@@ -168,6 +168,30 @@ AGGREGATE_FIELD = "aggregate {name} {field}"
 DUPLICATE_AGGREGATE = "aggregate {name} is already declared on line {line}"
 
 # --- defaults shown at run time ----------------------------------------------------------
+# --- audit (enforcement: Audit) --------------------------------------------------------------
+AUDIT_UNSUPPORTED = "enforcement Audit is not supported for a {point} rule: {why}"
+POLICY_AUDIT_UNSUPPORTED = (
+    'spec.enforcement Audit cannot apply to {point} rule "{rule}": {why} '
+    "(give that rule enforcement: Enforce, or audit the policy's other rules one by one)"
+)
+AUDIT_UNSUPPORTED_GANG = (
+    "a gang rule holds a whole group of pods, so what it would have done to one pod "
+    "cannot be reported without acting on the others"
+)
+# Why each point without audit has none (docs/authoring.md#audit-rules)
+AUDIT_UNSUPPORTED_WHY = {
+    "queueSort": "it orders pods against each other: it has no verdict on one pod",
+    "postFilter": "preemption evicts pods; what it would have evicted depends on evictions "
+                  "that did not happen",
+    "preScore": "its only effect is to skip its own policy's score rules",
+    "reserve": "its counters are shared between pods: an audited counter would need its "
+               "own ledger",
+    "unreserve": "it only notifies: it decides nothing",
+    "preBind": "it patches the pod before binding, and an audit must not write to the pod",
+    "bind": "it decides how the pod is bound, which only one binder can do",
+    "postBind": "it only notifies: it decides nothing",
+}
+
 DEFAULT_FILTER_REASON = "node(s) didn't satisfy policy {policy}/{rule}"
 
 # --- validate --------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import Any
@@ -55,6 +55,21 @@ class Normalization(StrEnum):
     # (max + min - x) * 100 / max over the nodes scored x >= 0 (100 when max is 0), 0 for
     # the others (PodTopologySpread's NormalizeScore: nodes it ignores score -1)
     INVERSE = "inverse"
+
+
+class Enforcement(StrEnum):
+    """Whether a rule decides (``ENFORCE``) or only reports what it would have decided
+    (``AUDIT``: see framework/audit.py)."""
+
+    ENFORCE = "Enforce"
+    AUDIT = "Audit"
+
+
+# Where a rule can be audited (docs/authoring.md#audit-rules says why the others cannot):
+# each point whose verdict is about this pod alone and can be judged without acting on it.
+AUDITABLE_POINTS: frozenset[ExtensionPoint] = frozenset({
+    ExtensionPoint.PRE_ENQUEUE, ExtensionPoint.PRE_FILTER, ExtensionPoint.FILTER,
+    ExtensionPoint.SCORE, ExtensionPoint.PERMIT})
 
 
 DEFAULT_PERMIT_TIMEOUT = 60  # seconds: a permit rule's timeoutSeconds when not given
@@ -110,10 +125,15 @@ class Rule:
     failure_policy: FailurePolicy = FailurePolicy.FAIL
     message: str | None = None
     message_expression: CelExpression | None = None
+    enforcement: Enforcement = Enforcement.ENFORCE  # the rule's, else its policy's
 
     @property
     def qualified_name(self) -> str:
         return f"{self.policy}/{self.name}"
+
+    @property
+    def audited(self) -> bool:
+        return self.enforcement is Enforcement.AUDIT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -286,6 +306,7 @@ class Policy:
     origin: str | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     plugin_name: str = ""  # spec.pluginName ("" for none: see ``plugin``)
+    enforcement: Enforcement = Enforcement.ENFORCE  # spec.enforcement: its rules' default
     match: CelExpression | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     variables: tuple[Variable, ...] = ()
@@ -311,6 +332,24 @@ class Policy:
     @cached_property
     def aggregates_by_name(self) -> Mapping[str, Aggregate]:
         return {a.name: a for a in self.aggregates}
+
+    @cached_property
+    def audited_rules(self) -> tuple[Rule, ...]:
+        """The rules in audit mode, in framework order."""
+        return tuple(r for p in ExtensionPoint for r in self.rules.get(p, ()) if r.audited)
+
+    def without_audited(self) -> Policy:
+        """This policy with its enforced rules only (itself when none is audited)."""
+        if not self.audited_rules:
+            return self
+        rules = {p: tuple(r for r in rules if not r.audited) for p, rules in self.rules.items()}
+        return replace(self, rules={p: r for p, r in rules.items() if r})
+
+    def with_only(self, rule: Rule) -> Policy:
+        """This policy with ``rule``, enforced, as its only rule: how an audited rule is
+        run alone, to see what it would decide."""
+        enforced = replace(rule, enforcement=Enforcement.ENFORCE)
+        return replace(self, rules={rule.point: (enforced,)})
 
     @property
     def points(self) -> tuple[ExtensionPoint, ...]:

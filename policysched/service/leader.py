@@ -444,9 +444,10 @@ class LeaderOnlyBackend:
         if self._may_write():
             self.backend.set_nominated_node(pod, node_name)
 
-    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str) -> None:
+    def record_event(self, pod: PodInfo, type: EventType, reason: str, message: str,
+                     action: str | None = None) -> None:
         if self._may_write():
-            self.backend.record_event(pod, type, reason, message)
+            self.backend.record_event(pod, type, reason, message, action)
 
     def set_pod_condition(self, pod: PodInfo, status: ConditionStatus, reason: str,
                           message: str) -> None:

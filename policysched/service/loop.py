@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from ..cluster import kube_messages as km
@@ -216,7 +217,8 @@ class SchedulingLoop:
         scheduler = Scheduler(served, frameworks, settings,
                               observe_extension_point=self.observe_extension_point,
                               on_internal_error=self._internal_error,
-                              on_attempt_end=lambda end: self._attempt_ended(scheduler, end))
+                              on_attempt_end=lambda end: self._attempt_ended(scheduler, end),
+                              on_audit=partial(self._notify, "on_audit"))
         session = _Session(backend, scheduler, time.monotonic())
         backend.start()
         self._session = session

@@ -17,7 +17,11 @@ kube-scheduler names kept (same labels and values):
   work, as kube-scheduler counts its binding goroutines);
 * ``leader_election_master_status{name}``.
 
-Ours: ``policysched_policy_reloads_total{result}`` (success, failure),
+Ours: ``policysched_audit_findings_total{profile, policy, rule, extension_point, reason}``
+— what audited rules (``enforcement: Audit``) would have changed, reason one of
+``framework.audit.RESULTS`` (Rejected, NodesRejected, Waited, ScoreChanged, ChoiceChanged,
+Error: never a rule's own text, nor a pod's or node's name, so the series are bounded by the
+audited rules); ``policysched_policy_reloads_total{result}`` (success, failure),
 ``policysched_active_policy_set_info{version}`` (1 for the active set's version),
 ``policysched_policy_reload_duration_seconds`` (change observed → set active).
 """
@@ -37,6 +41,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from ..framework.audit import AuditFinding
 from ..framework.queue import PENDING_QUEUES
 from ..framework.scheduler import RESULT_ERROR, RESULT_SCHEDULED, RESULT_UNSCHEDULABLE, Scheduler
 from .observers import Attempt, RunObserver
@@ -98,6 +103,13 @@ class SchedulerMetrics:
             "leader_election_master_status", "Gauge of if the reporting system is master of "
             "the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the "
             "string used to identify the lease.", ["name"], registry=r)
+        self.audit_findings = Counter(
+            "policysched_audit_findings", "What rules in audit mode would have changed, by "
+            "profile, policy, rule, extension point and reason: 'Rejected' the pod, "
+            "'NodesRejected' some feasible nodes, 'Waited' at permit, 'ScoreChanged' the "
+            "totals, 'ChoiceChanged' the node with the highest total, 'Error' failed to "
+            "evaluate. The pod was scheduled as if the rule were absent.",
+            ["profile", "policy", "rule", "extension_point", "reason"], registry=r)
         self.reloads = Counter(
             "policysched_policy_reloads", "Policy set reloads, by result: 'success' means a "
             "new set became active, 'failure' that a change was rejected and the last good "
@@ -145,6 +157,11 @@ class SchedulerMetrics:
         """A pod was bound ``seconds`` after it entered the queue, after ``attempts``."""
         label = str(min(max(attempts, 1), SLI_MAX_ATTEMPTS_LABEL))
         self._child(self.sli_duration, label).observe(seconds)
+
+    def on_audit(self, profile: str, finding: AuditFinding) -> None:
+        """An audited rule would have changed a decision (``framework.audit``)."""
+        self.audit_findings.labels(profile, finding.policy, finding.rule_name,
+                                   finding.point.value, finding.result).inc()
 
     def set_pending(self, counts: Mapping[str, int]) -> None:
         """Refresh ``scheduler_pending_pods`` from ``SchedulingQueue.pending()``."""
@@ -200,6 +217,9 @@ class MetricsObserver(RunObserver):
         self.metrics.on_attempt(attempt.profile, attempt.result, attempt.duration)
         if attempt.result == RESULT_SCHEDULED and attempt.in_queue is not None:
             self.metrics.on_pod_scheduled(attempt.attempts, attempt.in_queue)
+
+    def on_audit(self, profile: str, finding: AuditFinding) -> None:
+        self.metrics.on_audit(profile, finding)
 
     def on_loop(self, scheduler: Scheduler | None) -> None:
         self.metrics.set_pending(scheduler.queue.pending() if scheduler is not None else {})

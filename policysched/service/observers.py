@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..cluster import kube_messages as km
+from ..framework.audit import AuditFinding
 from ..framework.scheduler import RESULT_ERROR, RESULT_SCHEDULED, AttemptEnd, Scheduler
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,9 @@ class RunObserver:
 
     def on_attempt(self, attempt: Attempt) -> None:
         """A scheduling attempt ended."""
+
+    def on_audit(self, profile: str, finding: AuditFinding) -> None:
+        """An audited rule of ``profile`` would have changed a decision."""
 
     def on_loop(self, scheduler: Scheduler | None) -> None:
         """Heartbeat, at least every LOOP_WAIT_CAP seconds; ``scheduler`` is None while not

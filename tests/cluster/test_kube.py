@@ -1099,6 +1099,24 @@ def test_repeated_events_become_a_series(server: FakeApiServer,
     assert stored["series"]["count"] == 4
 
 
+def test_events_of_another_action_are_not_folded_into_a_series(
+        server: FakeApiServer, backend: KubeBackend) -> None:
+    """Audit findings of two points (actions AuditFilter, AuditPermit) on one pod are two
+    Events, each with its note: a series folds only events of one type, reason and
+    action."""
+    server.put("pods", pod("p1"))
+    started(backend)
+    p1 = info(server, "p1")
+    backend.record_event(p1, "Warning", "PolicyAudit", "audit: t/f would have ...",
+                         "AuditFilter")
+    backend.record_event(p1, "Warning", "PolicyAudit", "audit: t/p would have ...",
+                         "AuditPermit")
+    backend.events.close()
+    posted = [b for m, p, b in server.requests if m == "POST" and p.endswith("/events")]
+    assert [(p["action"], p["note"]) for p in posted] == [
+        ("AuditFilter", "audit: t/f would have ..."), ("AuditPermit", "audit: t/p would have ...")]
+
+
 class _EventSink:
     """Records the Event writes of an ``EventRecorder`` (a stand-in for its transport)."""
 

@@ -256,3 +256,11 @@ def test_a_wrong_verdict_or_score_fails(tmp_path: Path, change: tuple[str, str],
 def test_the_schema_and_the_runner_know_the_same_expectations() -> None:
     schema = load_schema(TEST_KIND)["$defs"]["podExpectation"]["properties"]
     assert set(schema) == set(EXPECTATIONS) | set(PER_RULE)
+
+
+def test_a_rule_in_audit_mode_is_expected_by_its_would_be_verdicts_and_scores() -> None:
+    """examples/ssd-trial: the pod's node is the one chosen without the audited policy,
+    and the audited rules' verdicts and scores are what they would have been."""
+    result = run(str(ROOT / "examples" / "ssd-trial" / "ssd-trial-test.yaml"))
+    assert result.exit_code == 0, result.output
+    assert "1 passed, 0 failed" in result.output

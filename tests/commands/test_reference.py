@@ -24,7 +24,7 @@ from policysched.policy.schema import load_schema
 TEXT = reference.render()
 SAMPLE = reference.Sample()
 # the fields every rule kind shares (``$ref`` to one definition), documented once
-SHARED_RULE_FIELDS = {"message", "messageExpression", "failurePolicy"}
+SHARED_RULE_FIELDS = {"message", "messageExpression", "failurePolicy", "enforcement"}
 
 
 def nodes(tree: ast.Node) -> list[ast.Node]:

@@ -95,7 +95,7 @@ def test_every_field_is_documented() -> None:
 def test_spec_has_one_rule_list_per_extension_point() -> None:
     spec = load_schema(POLICY_KIND)["$defs"]["spec"]["properties"]
     assert set(spec) == {p.value for p in ExtensionPoint} | {
-        "match", "pluginName", "params", "variables", "aggregates"}
+        "match", "pluginName", "enforcement", "params", "variables", "aggregates"}
     for point in ExtensionPoint:
         rule = load_schema(POLICY_KIND)["$defs"][f"{point.value}Rule"]
         assert "name" in rule["required"]
@@ -108,6 +108,7 @@ def test_extension_point_specific_fields() -> None:
     assert fields["reason"] == ("filter",)
     assert fields["victims"] == ("postFilter",)
     assert set(fields["failurePolicy"]) == {p.value for p in ExtensionPoint} - {"queueSort"}
+    assert set(fields["enforcement"]) == {p.value for p in ExtensionPoint}  # Audit: some
     timeout = load_schema(POLICY_KIND)["$defs"]["permitRule"]["properties"]["timeoutSeconds"]
     assert timeout["anyOf"][0]["maximum"] == 900  # a number, or an expression
 

@@ -98,3 +98,23 @@ def test_registries_are_separate() -> None:
 
 def test_exponential_buckets_match_client_golang() -> None:
     assert exponential_buckets(0.001, 2, 3) == (0.001, 0.002, 0.004)
+
+
+def test_audit_findings_by_policy_rule_point_and_reason_never_by_pod() -> None:
+    from policysched.framework import audit
+    from policysched.policy import ExtensionPoint
+    from policysched.service.metrics import MetricsObserver
+
+    m = SchedulerMetrics()
+    observer = MetricsObserver(m)
+    finding = audit.AuditFinding("trial/nowhere", "trial", "nowhere", ExtensionPoint.FILTER,
+                                 audit.REJECTED, "would have rejected every feasible node "
+                                 "(3): 3 node(s) refused on node-7 for pod web-1")
+    for _ in range(3):
+        observer.on_audit("policysched", finding)
+    labels = {"profile": "policysched", "policy": "trial", "rule": "nowhere",
+              "extension_point": "filter", "reason": "Rejected"}
+    assert value(m, "policysched_audit_findings_total", **labels) == 3
+    # the message (which may name nodes and pods) is in no label
+    audit_samples = [k for k in samples(m) if k[0].startswith("policysched_audit")]
+    assert all("web-1" not in str(k) and "node-7" not in str(k) for k in audit_samples)

@@ -539,3 +539,51 @@ def test_the_limits_come_from_the_configuration() -> None:
     [(_, note)] = h.recorder.events
     assert note == ("ops/a[policy.yaml]:8:5: a/r2: too many rules: 3, more than 2 "
                     "(policyLimits.maxRules in the SchedulerConfiguration)")
+
+
+TRIAL = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: trial
+spec:
+  enforcement: {enforcement}
+  filter:
+  - name: nowhere
+    expression: "false"
+    reason: node(s) refused by the trial
+"""
+
+
+def test_switching_audit_to_enforce_is_one_field_hot_reloaded() -> None:
+    """The same ConfigMap with ``spec.enforcement`` changed: the rule that only reported
+    now decides, for the pods scheduled after the swap."""
+    from policysched.cluster.memory import MemoryBackend
+    from policysched.framework.scheduler import Scheduler
+    from policysched.model.clock import SimulatedClock
+
+    from ..cache.objects_builder import make_node, make_pod
+
+    h = Harness()
+    h.reloader.upsert_configmap(configmap("trial", TRIAL.format(enforcement="Audit")))
+    audited = h.reloader.reload()
+    assert isinstance(audited, PolicyBundle)
+    backend = MemoryBackend([make_node("n1"), make_pod("first", schedulerName="policysched")],
+                            SimulatedClock(1000.0))
+    scheduler = Scheduler(backend, audited.frameworks)
+    scheduler.sync()
+    assert scheduler.schedule_one()
+    assert scheduler.records["default/first"].node == "n1"
+    assert [e.reason for e in backend.events] == ["PolicyAudit", "Scheduled"]
+
+    h.reloader.upsert_configmap(configmap("trial", TRIAL.format(enforcement="Enforce"),
+                                          rv="2"), observed_at=h.clock.now)
+    enforced = h.reloader.reload()
+    assert isinstance(enforced, PolicyBundle) and h.swapped == [enforced]
+    scheduler.set_profiles(enforced.frameworks)
+    backend.add_object(make_pod("second", schedulerName="policysched"))
+    scheduler.sync()
+    assert scheduler.schedule_one()
+    assert scheduler.records["default/second"].node is None
+    assert backend.events[-1].message == ("0/1 nodes are available: 1 node(s) refused by "
+                                          "the trial.")
