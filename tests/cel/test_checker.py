@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from policysched.cel import CelError, ast, checker, compile_expression, parser
+from policysched.cel.compatibility import KubernetesVersion
 from policysched.cel.environment import Environment
 from policysched.cel.errors import CelCompileError, CompileErrorKind
 from policysched.cel.library import Function, Overload, standard_library
@@ -80,7 +81,7 @@ def _conformance_env(case: Case) -> Environment:
             functions[decl["name"]] = function_from_json(decl["name"], decl["function"])
     for name in case.raw.get("bindings", {}):
         variables.setdefault(name, DYN)
-    return Environment(variables=variables, functions=functions)
+    return Environment(variables=variables, functions=functions, version=None)
 
 
 _ERROR_OUTCOMES = ("eval_error", "any_eval_errors", "unknown", "any_unknowns")
@@ -150,13 +151,9 @@ def test_conformance_types_from_json() -> None:
     ("'a' + 'b'", "string"),
     ("b'a' + b'b'", "bytes"),
     ("[1] + [2]", "list(int)"),
-    ("[1, 'a']", "list(dyn)"),
     ("[]", "list(dyn)"),
     ("{}", "map(dyn, dyn)"),
-    ("{'a': 1, 'b': 2.0}", "map(string, dyn)"),
     ("1 < 2.0 && 2u >= 1", "bool"),
-    ("1 == 'a'", "bool"),  # heterogeneous equality
-    ("[1] != {}", "bool"),
     ("timestamp(0) - timestamp(1)", "google.protobuf.Duration"),
     ("timestamp(0) + duration('1s')", "google.protobuf.Timestamp"),
     ("duration('1s') + timestamp(0)", "google.protobuf.Timestamp"),
@@ -169,8 +166,6 @@ def test_conformance_types_from_json() -> None:
     ("int", "type(int)"),
     ("type(1) == int", "bool"),
     ("null", "null_type"),
-    ("[timestamp(0), null]", "list(google.protobuf.Timestamp)"),
-    ("[null, optional.of(1)]", "list(optional_type(int))"),
     ("dyn(1) + 1", "int"),
     ("dyn(1) + dyn(2)", "dyn"),
     ("{'a': 1}.a", "int"),
@@ -211,6 +206,16 @@ def test_conformance_types_from_json() -> None:
 ])
 def test_inferred_type(text: str, want: str) -> None:
     assert type_of(text) == want
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("[1, 'a']", "list(dyn)"),
+    ("{'a': 1, 'b': 2.0}", "map(string, dyn)"),
+    ("[timestamp(0), null]", "list(google.protobuf.Timestamp)"),
+    ("[null, optional.of(1)]", "list(optional_type(int))"),
+])
+def test_mixed_literals_join_their_types_in_plain_cel(text: str, want: str) -> None:
+    assert type_of(text, env(version=None)) == want
 
 
 def test_variables_objects_and_selection() -> None:
@@ -411,6 +416,134 @@ def test_unavailable_variable_reports_the_reason() -> None:
 def test_first_error_in_source_order() -> None:
     err = error("a + b")
     assert err.message == "undeclared reference to 'a'" and err.offset == 0
+
+
+# ------------------------------------------------------------------------------------
+# Kubernetes' checker rules (cel-go v0.26 in Kubernetes 1.34's environment: texts, offsets)
+
+
+@pytest.mark.parametrize(("text", "message", "offset"), [
+    ("[1, 'a']", "expected type 'int' but found 'string'", 4),
+    ("{'a': 1, 'b': 'x'}", "expected type 'int' but found 'string'", 14),
+    ("[1, dyn('a')]", "expected type 'int' but found 'dyn'", 7),
+    ("[null, 1]", "expected type 'null' but found 'int'", 7),
+    ("[1, null]", "expected type 'int' but found 'null'", 4),
+    ("[1, 2u]", "expected type 'int' but found 'uint'", 4),
+    ("[[1], [2.0]]", "expected type 'list(int)' but found 'list(double)'", 6),
+    ("[[1], [dyn(2)]]", "expected type 'list(int)' but found 'list(dyn)'", 6),
+    ("[{'a': 1}, {'b': 'x'}]",
+     "expected type 'map(string, int)' but found 'map(string, string)'", 11),
+    ("[optional.of(1), optional.of('a')]",
+     "expected type 'optional_type(int)' but found 'optional_type(string)'", 28),
+    ("[?optional.of(1), 'a']", "expected type 'int' but found 'string'", 18),
+    ("{?'a': optional.of(1), 'b': 'x'}", "expected type 'int' but found 'string'", 28),
+    ("{1: 'a', 'b': 'c'}", "expected type 'int' but found 'string'", 9),
+    ("[int, string]", "expected type 'type(int)' but found 'type(string)'", 6),
+    ("[timestamp(0), null]", "expected type 'timestamp' but found 'null'", 15),
+    ("[1, 2].map(x, [x, 'a'])", "expected type 'int' but found 'string'", 18),
+    ("dyn([1, 'a'])", "expected type 'int' but found 'string'", 8),
+])
+def test_mixed_aggregate_literal_is_a_compile_error(text: str, message: str,
+                                                    offset: int) -> None:
+    err = error(text)
+    assert (err.kind, err.message, err.offset) == (CompileErrorKind.TYPE, message, offset)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("[[1], []]", "list(list(int))"),               # the final types are compared
+    ("{'a': [1], 'b': []}", "map(string, list(int))"),
+    ("[[], []]", "list(list(dyn))"),
+    ("[?optional.of(1), 2]", "list(int)"),         # an optional element's value counts
+    ("[optional.of(1), optional.none()]", "list(optional_type(int))"),
+    ("[type(1), int]", "list(type(int))"),
+    ("'%s, %d'.format([[1, 'a'], 2])", "string"),  # string formatting is exempt
+    ("[dyn(1), dyn('a')]", "list(dyn)"),
+])
+def test_homogeneous_aggregate_literal_is_accepted(text: str, want: str) -> None:
+    assert type_of(text) == want
+
+
+@pytest.mark.parametrize(("text", "applied", "offset"), [
+    ("1 == 'a'", "(int, string)", 2),
+    ("1 == 1.0", "(int, double)", 2),
+    ("1 == 1u", "(int, uint)", 2),
+    ("1 == null", "(int, null)", 2),
+    ("null == 1", "(null, int)", 5),
+    ("[1] == [1.0]", "(list(int), list(double))", 4),
+    ("{'a': 1} == {'a': 'b'}", "(map(string, int), map(string, string))", 9),
+    ("duration('1s') == 1", "(duration, int)", 15),
+    ("optional.of(1) == 1", "(optional_type(int), int)", 15),
+    ("type(1) == 1", "(type(int), int)", 8),
+    ("b'a' == 'a'", "(bytes, string)", 5),
+    ("[1].exists(x, x == 'a')", "(int, string)", 16),
+])
+def test_equality_between_different_static_types_is_a_compile_error(
+        text: str, applied: str, offset: int) -> None:
+    err = error(text)
+    op = "_!=_" if "!=" in text else "_==_"
+    assert err.kind == CompileErrorKind.TYPE
+    assert err.message == f"found no matching overload for '{op}' applied to '{applied}'"
+    assert err.offset == offset
+    assert error(text.replace("==", "!=")).message.startswith(
+        "found no matching overload for '_!=_'")
+
+
+@pytest.mark.parametrize("text", [
+    "dyn(1) == 'a'", "[1] == [dyn(1.0)]", "{'a': dyn(1)} == {'a': 1}", "null == null",
+    "optional.none() == null", "duration('1s') == null", "type(1) == int",
+    "1 < 1.0 && 2u > 1",  # ordering across numeric types stays (CrossTypeNumericComparisons)
+])
+def test_equality_with_dyn_or_null_and_numeric_ordering_are_accepted(text: str) -> None:
+    assert type_of(text) == "bool"
+
+
+# The CEL compatibility version: what exists before the release that introduced it.
+
+def at(minor: int) -> Environment:
+    return env(version=KubernetesVersion(1, minor))
+
+
+@pytest.mark.parametrize(("text", "minor", "message"), [
+    ("1 < 1.5", 27, "found no matching overload for '_<_' applied to '(int, double)'"),
+    ("[1].first()", 27, "undeclared reference to 'first': introduced in Kubernetes 1.28, "
+                        "the CEL compatibility version is 1.27"),
+    ("optional.of(1).hasValue()", 27, "undeclared reference to 'optional.of': introduced "
+                                      "in Kubernetes 1.28"),
+    ("{'a': 1}.?a", 27, "unsupported syntax '.?': introduced in Kubernetes 1.28"),
+    ("{'a': 1}[?'a']", 27, "unsupported syntax '[?': introduced in Kubernetes 1.28"),
+    ("sets.contains([1], [1])", 28, "undeclared reference to 'sets.contains': introduced "
+                                    "in Kubernetes 1.29"),
+    ("'%d'.format([1])", 28, "undeclared reference to 'format': introduced in Kubernetes "
+                             "1.29"),
+    ("isIP('1.2.3.4')", 29, "undeclared reference to 'isIP': introduced in Kubernetes 1.30"),
+    ("[1].all(i, v, v > 0)", 31, "unsupported two-variable comprehension: introduced in "
+                                 "Kubernetes 1.32"),
+    ("[1].transformList(i, v, v)", 31, "unsupported macro 'transformList': introduced in "
+                                       "Kubernetes 1.32"),
+    ("[2, 1].sort()", 33, "undeclared reference to 'sort': introduced in Kubernetes 1.34"),
+    ("[[1]].flatten()", 33, "undeclared reference to 'flatten': introduced in Kubernetes "
+                            "1.34"),
+])
+def test_a_function_or_syntax_is_refused_before_its_kubernetes_release(
+        text: str, minor: int, message: str) -> None:
+    err = error(text, at(minor))
+    assert message in err.message
+    assert type_of(text, at(minor + 1)) in ("bool", "optional_type(int)", "string",
+                                            "list(int)")
+
+
+@pytest.mark.parametrize("text", [
+    "math.greatest(1, 2) == 2", "cel.bind(x, 1, x > 0)", "base64.encode(b'a') != ''",
+    "'a'.matches('a') && 'ab'.find('b') == 'b'", "[1, 2].isSorted() && [1].sum() == 1",
+    "'a,b'.split(',').join('-') == 'a-b'", "duration('1h') > duration('1m')",
+])
+def test_what_every_version_has(text: str) -> None:
+    assert type_of(text, at(23)) == "bool"
+
+
+def test_no_suggestion_of_a_function_the_version_lacks() -> None:
+    assert "did you mean" not in error("[1].firsst()", at(27)).message
+    assert "did you mean 'first'" in error("[1].firsst()", at(28)).message
 
 
 # ------------------------------------------------------------------------------------

@@ -471,7 +471,7 @@ FUNCTIONS: list[Function] = [
         flatten,
         cost_per_size=True,
         doc="the elements of the nested lists, one level deep or `depth` levels",
-        examples=("[[1], [2, [3]]].flatten()", "[[1], [2, [3]]].flatten(2)"),
+        examples=("[[1], [2, 3]].flatten()", "[[[1, 2]], [[3]]].flatten(2)"),
     ),
     Function(
         "distinct",

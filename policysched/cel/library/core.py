@@ -514,8 +514,9 @@ FUNCTIONS: list[Function] = [
         conversion=True,
     ),
     _function("dyn", _dyn, Overload("to_dyn", (A,), DYN),
-        doc="the value, typed dyn: the checker accepts it wherever any type is expected",
-        examples=("[dyn(1), 'one']",)),
+        doc="the value, typed dyn: the checker accepts it wherever any type is expected "
+            "(a list or map literal mixes types only when each of its values is dyn)",
+        examples=("[dyn(1), dyn('one')]",)),
     _function("type", _type, Overload("type", (A,), type_of_type(A)), doc="the type of a value",
         examples=("type(pod.priority) == int",)),
     _function(
