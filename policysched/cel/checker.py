@@ -32,7 +32,7 @@ from . import ast
 from .compatibility import FUNCTIONS, MACROS, TWO_VARIABLE_MACROS, KubernetesVersion
 from .environment import Environment
 from .errors import CelCompileError, CompileErrorKind, shown
-from .library import Overload
+from .library import Function, Overload
 from .types import (
     BOOL,
     BYTES,
@@ -78,6 +78,11 @@ __all__ = [
 MAX_TYPE_SIZE = 5000
 
 BLOCK = "cel.block"  # the Macro kind of cel.block([slots...], body)
+
+# cel-go's type conversion functions: with a constant argument, Kubernetes evaluates them
+# when it plans the program (cel.OptOptimize), so a failing one is a compile error there.
+_CONVERSIONS = frozenset({"bool", "bytes", "double", "duration", "dyn", "int", "string",
+                          "timestamp", "type", "uint"})
 
 
 @dataclass(frozen=True)
@@ -666,9 +671,15 @@ class _Checker:
 
     def check_literal(self, name: str, args: Sequence[ast.Node]) -> None:
         """Reject a string literal argument that the function refuses whenever it runs
-        (``matches(s, 'a**')``, ``timestamp('noon')``), at that literal."""
+        (``matches(s, 'a**')``, ``timestamp('noon')``), at that literal; and a type
+        conversion of any constant that fails (``int(1e19)``, ``timestamp(253402300800)``,
+        ``uint(dyn(-1))``), which Kubernetes evaluates when it plans the program."""
         function = self.env.functions.get(name)
-        if function is None or function.literal_check is None:
+        if function is None:
+            return
+        if name in _CONVERSIONS and len(args) == 1:
+            return self.check_constant_conversion(function, args[0])
+        if function.literal_check is None:
             return
         i = function.literal_arg
         if i >= len(args):
@@ -681,6 +692,26 @@ class _Checker:
         except CelError as e:
             raise _error(CompileErrorKind.ARGUMENT,
                          f"invalid {name} argument: {e.message}", arg) from None
+
+    def check_constant_conversion(self, function: Function, arg: ast.Node) -> None:
+        """A conversion of a literal, or of a conversion of ... a literal
+        (``int(dyn(1e19))``)."""
+        chain = []
+        node = arg
+        while (isinstance(node, ast.Call) and node.target is None and len(node.args) == 1
+               and node.function in _CONVERSIONS and node.function in self.env.functions):
+            chain.append(self.env.functions[node.function])
+            node = node.args[0]
+        if not isinstance(node, ast.Literal):
+            return
+        value = node.value
+        try:
+            for inner in reversed(chain):
+                value = inner.impl(value)
+            function.impl(value)
+        except CelError as e:
+            raise _error(CompileErrorKind.ARGUMENT,
+                         f"invalid {function.name} argument: {e.message}", arg) from None
 
     def function_overloads(self, node: ast.Call, name: str,
                            target: Type | None) -> tuple[Overload, ...]:

@@ -15,7 +15,9 @@ from . import ast
 from .values import (
     INT64_MAX,
     INT64_MIN,
+    OVERFLOW,
     UINT64_MAX,
+    UINT_OVERFLOW,
     CelError,
     Duration,
     OptionalValue,
@@ -27,7 +29,8 @@ from .values import (
     no_such_overload,
 )
 
-OVERFLOW = "return error for overflow"
+DIVISION_BY_ZERO = "division by zero"
+MODULUS_BY_ZERO = "modulus by zero"
 
 
 def _int(v: int) -> int:
@@ -39,7 +42,7 @@ def _int(v: int) -> int:
 def _uint(v: int) -> UInt:
     if 0 <= v <= UINT64_MAX:
         return UInt(v)
-    raise CelError(OVERFLOW)
+    raise CelError(UINT_OVERFLOW)
 
 
 def add(a: Any, b: Any) -> Any:
@@ -104,7 +107,7 @@ def div(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is int and tb is int:
         if b == 0:
-            raise CelError("divide by zero")
+            raise CelError(DIVISION_BY_ZERO)
         q = abs(a) // abs(b)
         return _int(q if (a >= 0) == (b >= 0) else -q)
     if ta is tb:
@@ -116,7 +119,7 @@ def div(a: Any, b: Any) -> Any:
             return a / b
         if ta is UInt:
             if b == 0:
-                raise CelError("divide by zero")
+                raise CelError(DIVISION_BY_ZERO)
             return UInt(a // b)
     raise no_such_overload(ast.DIV, a, b)
 
@@ -125,12 +128,14 @@ def mod(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is int and tb is int:
         if b == 0:
-            raise CelError("modulus by zero")
+            raise CelError(MODULUS_BY_ZERO)
+        if a == INT64_MIN and b == -1:  # as INT64_MIN / -1 (cel-go)
+            raise CelError(OVERFLOW)
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
     if ta is UInt and tb is UInt:
         if b == 0:
-            raise CelError("modulus by zero")
+            raise CelError(MODULUS_BY_ZERO)
         return UInt(a % b)
     raise no_such_overload(ast.MOD, a, b)
 

@@ -37,9 +37,13 @@ UINT64_MAX = 2**64 - 1
 # Timestamps: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z
 TIMESTAMP_MIN_SECONDS = -62135596800
 TIMESTAMP_MAX_SECONDS = 253402300799
-# Durations: +/- 10000 years in seconds, as protobuf's Duration.
-DURATION_MAX_SECONDS = 315576000000
+# Durations: int64 nanoseconds (Go's time.Duration, which cel-go uses: about 292 years).
 NANOS = 1_000_000_000
+
+# cel-go's texts of range errors
+OVERFLOW = "integer overflow"
+UINT_OVERFLOW = "unsigned integer overflow"
+TIMESTAMP_OVERFLOW = "timestamp overflow"
 
 
 class CelError(Exception):
@@ -89,7 +93,7 @@ class Timestamp:
 
     def __init__(self, ns: int) -> None:
         if not (TIMESTAMP_MIN_SECONDS * NANOS <= ns <= TIMESTAMP_MAX_SECONDS * NANOS + NANOS - 1):
-            raise CelError("timestamp out of range")
+            raise CelError(TIMESTAMP_OVERFLOW)
         self.ns = ns
 
     def __eq__(self, other: object) -> bool:
@@ -111,8 +115,8 @@ class Duration:
     __slots__ = ("ns",)
 
     def __init__(self, ns: int) -> None:
-        if abs(ns) > DURATION_MAX_SECONDS * NANOS + NANOS - 1:
-            raise CelError("duration out of range")
+        if not INT64_MIN <= ns <= INT64_MAX:
+            raise CelError(OVERFLOW)
         self.ns = ns
 
     def __eq__(self, other: object) -> bool:

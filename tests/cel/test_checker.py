@@ -622,6 +622,41 @@ def test_constant_conversion_that_always_fails_is_a_compile_error(
     assert err.message.startswith(f"invalid {name} argument: ") and fragment in err.message
 
 
+@pytest.mark.parametrize(("call", "message", "at"), [
+    ("int(1e19)", "invalid int argument: integer overflow", "1e19"),
+    ("int(-9223372036854775808.0)", "invalid int argument: integer overflow", "-9"),
+    ("uint(-1)", "invalid uint argument: unsigned integer overflow", "-1"),
+    ("uint(1.8446744073709552e19)", "invalid uint argument: unsigned integer overflow", "1.8"),
+    ("string(b'\\xff')",
+     "invalid string argument: invalid UTF-8 in bytes, cannot convert to string", "b'"),
+    ("timestamp(253402300800)", "invalid timestamp argument: timestamp overflow", "2534"),
+    ("timestamp(-62135596801)", "invalid timestamp argument: timestamp overflow", "-62"),
+    ("duration('2562048h')",
+     "invalid duration argument: duration '2562048h' out of range", "'"),
+    ("int(dyn(1e19))", "invalid int argument: integer overflow", "(1e19"),  # folded through
+    ("bytes(dyn(1))", "invalid bytes argument: no such overload", "(1)"),
+])
+def test_constant_conversion_kubernetes_folds_is_a_compile_error(
+        call: str, message: str, at: str) -> None:
+    """Kubernetes evaluates a type conversion of a constant when it plans the program
+    (cel.OptOptimize): a failing one is a compile error there, whatever the branch."""
+    text = f"s == '' || {call} != {call}"
+    err = error(text, LITERAL_ENV)
+    assert err.kind == CompileErrorKind.ARGUMENT
+    assert err.message.startswith(message)
+    assert err.offset == text.index(at, text.index(call))
+
+
+@pytest.mark.parametrize("text", [
+    "uint(1e19) > 0u", "int(9.2233720368547e18) > 0", "int(-1.5) == -1",
+    "timestamp(253402300799) > timestamp(-62135596800)",
+    "duration('2562047h') > duration('-9223372036.854775808s')",
+    "string(1.5) + string(b'ok') + string(dyn(1)) != ''", "type(dyn(1)) == int",
+])
+def test_constant_conversion_that_succeeds_is_accepted(text: str) -> None:
+    assert check(text, LITERAL_ENV).type == BOOL
+
+
 @pytest.mark.parametrize("text", [
     "timestamp('2024-01-01T00:00:00Z') < timestamp(s)",
     "duration('1h30m') > duration('0s')",

@@ -40,7 +40,9 @@ from ..types import (
 from ..values import (
     INT64_MAX,
     INT64_MIN,
+    OVERFLOW,
     UINT64_MAX,
+    UINT_OVERFLOW,
     CelError,
     Duration,
     OptionalValue,
@@ -180,7 +182,7 @@ def list_sum(lst: Any) -> Any:
                 raise no_such_overload("sum", lst)
             total += x
             if not low <= total <= high:
-                raise CelError("return error for overflow")
+                raise CelError(OVERFLOW if t is int else UINT_OVERFLOW)
         return total if t is int else UInt(total)
     if t is Duration:
         ns = 0

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..types import DURATION, INT, STRING, TIMESTAMP
 from ..values import (
-    DURATION_MAX_SECONDS,
+    INT64_MAX,
     NANOS,
     TIMESTAMP_MAX_SECONDS,
     TIMESTAMP_MIN_SECONDS,
@@ -167,7 +167,6 @@ _UNITS: dict[str, int] = {
     "m": 60 * NANOS,
     "h": 3600 * NANOS,
 }
-_MAX_DURATION_NS = DURATION_MAX_SECONDS * NANOS + NANOS - 1
 
 
 def _bad_duration(s: str, why: str = "invalid duration") -> CelError:
@@ -178,8 +177,8 @@ def _bad_duration(s: str, why: str = "invalid duration") -> CelError:
 
 def parse_duration(s: str) -> Duration:
     """Go's ``time.ParseDuration`` syntax: ``[-+]?([0-9]*(\\.[0-9]*)?[a-zµμ]+)+`` or ``0``,
-    units ns, us/µs/μs, ms, s, m, h. Exact integer arithmetic; the range is protobuf's
-    (±315,576,000,000 s) rather than Go's int64 nanoseconds."""
+    units ns, us/µs/μs, ms, s, m, h. Exact integer arithmetic; the range is Go's (int64
+    nanoseconds, about ±292 years), which Kubernetes' cel-go has."""
     n = len(s)
     i = 0
     neg = False
@@ -220,7 +219,7 @@ def parse_duration(s: str) -> Duration:
         if frac:
             frac = frac[:30]  # digits past 1e-30 of an hour cannot reach a nanosecond
             total += int(frac) * unit // 10 ** len(frac)
-        if total > _MAX_DURATION_NS:
+        if total > (INT64_MAX + 1 if neg else INT64_MAX):
             raise CelError(f"duration {_quote(s)} out of range")
     return Duration(-total if neg else total)
 

@@ -1,0 +1,38 @@
+"""Operators at their edges: errors and texts as cel-go v0.26 (Kubernetes 1.34) gives them."""
+
+from __future__ import annotations
+
+import pytest
+
+from policysched.cel import CelError, compile_expression
+from policysched.cel.environment import Environment
+from policysched.cel.types import INT, UINT
+from policysched.cel.values import UInt
+
+ENV = Environment(variables={"x": INT, "y": INT, "u": UINT, "v": UINT})
+INT64_MIN = -(2**63)
+
+
+@pytest.mark.parametrize(("text", "values", "message"), [
+    ("x / y", {"x": INT64_MIN, "y": -1}, "integer overflow"),
+    ("x % y", {"x": INT64_MIN, "y": -1}, "integer overflow"),  # was 0
+    ("x + y", {"x": 2**63 - 1, "y": 1}, "integer overflow"),
+    ("-x", {"x": INT64_MIN}, "integer overflow"),
+    ("x / y", {"x": 1, "y": 0}, "division by zero"),
+    ("x % y", {"x": 1, "y": 0}, "modulus by zero"),
+    ("u - v", {"u": 5, "v": 6}, "unsigned integer overflow"),
+    ("u / v", {"u": 5, "v": 0}, "division by zero"),
+    ("[x, y].sum()", {"x": 2**63 - 1, "y": 1}, "integer overflow"),
+    ("int(double(x) * 4.0)", {"x": 2**62}, "integer overflow"),
+    ("uint(x)", {"x": -1}, "unsigned integer overflow"),
+    ("duration(string(x) + 's') + duration('1s')", {"x": 9223372036}, "integer overflow"),
+    ("timestamp(x)", {"x": 253402300800}, "timestamp overflow"),
+    ("timestamp(x) + duration('1s')", {"x": 253402300799}, "timestamp overflow"),
+])
+def test_runtime_errors_have_cel_go_texts(text: str, values: dict[str, int],
+                                          message: str) -> None:
+    program = compile_expression(text, ENV)
+    act = {k: UInt(v) if k in "uv" else v for k, v in values.items()}
+    with pytest.raises(CelError) as info:
+        program.evaluate(act)
+    assert info.value.message == message
