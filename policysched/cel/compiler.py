@@ -173,15 +173,17 @@ class _Compiler:
                 return lambda act: operators.contains(container(act), item(act))
             if fn in operators.UNARY and len(node.args) == 1:
                 return _unary(operators.UNARY[fn], self.compile(node.args[0], scope))
-            return self.function_call(fn, node.args, scope)
+            return self.function_call(fn, node.args, scope, result=self.types.get(id(node)))
         qualified = ast.qualified_name(node.target)
         if qualified is not None:
             head = qualified.split(".", 1)[0]
             full = f"{qualified}.{fn}"
             if (head not in scope.names and head not in self.env.variables
                     and full in self.functions):
-                return self.function_call(full, node.args, scope)
-        return self.function_call(fn, (node.target, *node.args), scope, member=True)
+                return self.function_call(full, node.args, scope,
+                                          result=self.types.get(id(node)))
+        return self.function_call(fn, (node.target, *node.args), scope, member=True,
+                                  result=self.types.get(id(node)))
 
     def typed_binary(self, fn: str, left: ast.Node, right: ast.Node,
                      scope: _Scope) -> Evaluator | None:
@@ -195,6 +197,8 @@ class _Compiler:
         compare = _PLAIN_COMPARISONS.get(fn)
         if compare is None:
             return None
+        if lt.name == "double" and fn not in (ast.EQ, ast.NE):
+            compare = operators.BINARY[fn]  # NaN is not ordered: an error
         l_fn = self.compile(left, scope)
         if isinstance(right, ast.Literal):
             constant = right.value
@@ -203,7 +207,8 @@ class _Compiler:
         return lambda act: compare(l_fn(act), r_fn(act))
 
     def function_call(self, name: str, args: tuple[ast.Node, ...], scope: _Scope,
-                      member: bool = False) -> Evaluator:
+                      member: bool = False, result: Type | None = None) -> Evaluator:
+        """A call; ``result`` is the type the checker gave it (None when unchecked)."""
         function = self.functions.get(name)
         compiled = [self.compile(a, scope) for a in args]
         if function is None:
@@ -213,6 +218,8 @@ class _Compiler:
         if member and name in _LAZY_OPTIONAL_FALLBACKS and len(compiled) == 2:
             return _optional_fallback(compiled[0], compiled[1], or_value=name == "orValue")
         impl = function.impl
+        if function.for_result is not None and result is not None:
+            impl = function.for_result(result) or impl
         if len(args) == 2 and isinstance(args[1], ast.Literal):
             a0, c1 = compiled[0], args[1].value
             return lambda act: impl(a0(act), c1)

@@ -30,6 +30,7 @@ from .values import (
 )
 
 DIVISION_BY_ZERO = "division by zero"
+NAN_ORDER = "NaN values cannot be ordered"
 MODULUS_BY_ZERO = "modulus by zero"
 
 
@@ -170,15 +171,20 @@ def ne(a: Any, b: Any) -> bool:
 def _comparable(a: Any, b: Any, op: str) -> tuple[Any, Any]:
     """The operands of ``a op b`` as Python compares them; raise unless it is defined (same
     ordered type, or numbers of any kind). An int or uint compared with a double is
-    converted to double first, as cel-go does (so 2^63-1 is not less than 2.0^63)."""
+    converted to double first, as cel-go does (so 2^63-1 is not less than 2.0^63). NaN is
+    not ordered: an error, as in cel-go."""
     ta, tb = type(a), type(b)
     if ta is tb and ta in _ORDERED:
+        if ta is float and (a != a or b != b):
+            raise CelError(NAN_ORDER)
         return a, b
     if ta in _NUMBERS and tb in _NUMBERS:
         if ta is float:
-            return a, float(b)
-        if tb is float:
-            return float(a), b
+            b = float(b)
+        elif tb is float:
+            a = float(a)
+        if a != a or b != b:
+            raise CelError(NAN_ORDER)
         return a, b
     raise no_such_overload(op, a, b)
 

@@ -28,6 +28,12 @@ INT64_MIN = -(2**63)
     ("duration(string(x) + 's') + duration('1s')", {"x": 9223372036}, "integer overflow"),
     ("timestamp(x)", {"x": 253402300800}, "timestamp overflow"),
     ("timestamp(x) + duration('1s')", {"x": 253402300799}, "timestamp overflow"),
+    # NaN is not ordered (cel-go): every ordering of a NaN is an error, not false
+    ("double(x) / double(y) < 1.0", {"x": 0, "y": 0}, "NaN values cannot be ordered"),
+    ("1.0 >= double(x) / double(y)", {"x": 0, "y": 0}, "NaN values cannot be ordered"),
+    ("x <= double(x) / double(y)", {"x": 0, "y": 0}, "NaN values cannot be ordered"),
+    ("dyn(double(x) / double(y)) > dyn(u)", {"x": 0, "y": 0, "u": 1},
+     "NaN values cannot be ordered"),
 ])
 def test_runtime_errors_have_cel_go_texts(text: str, values: dict[str, int],
                                           message: str) -> None:
@@ -36,3 +42,14 @@ def test_runtime_errors_have_cel_go_texts(text: str, values: dict[str, int],
     with pytest.raises(CelError) as info:
         program.evaluate(act)
     assert info.value.message == message
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("double(x) / double(y) == double(x) / double(y)", False),  # equality stays defined
+    ("double(x) / double(y) != 1.0", True),
+    ("[double(x) / double(y), 1.0].max() != 1.0", True),       # max/min: the first wins
+    ("[1.0, double(x) / double(y)].min() == 1.0", True),
+    ("[1.0, double(x) / double(y)].isSorted()", True),
+])
+def test_nan_outside_ordering_operators(text: str, want: bool) -> None:
+    assert compile_expression(text, ENV).evaluate({"x": 0, "y": 0}) is want

@@ -19,6 +19,7 @@ Kubernetes silently skips the failed comparison.
 from __future__ import annotations
 
 from itertools import pairwise
+from collections.abc import Callable
 from typing import Any
 
 from ..types import (
@@ -192,6 +193,27 @@ def list_sum(lst: Any) -> Any:
             ns += x.ns
         return Duration(ns)
     raise no_such_overload("sum", lst)
+
+
+def _sum_of(result: Type) -> Callable[[Any], Any] | None:
+    """``sum`` for a call the checker typed ``result``: an empty list sums to that type's
+    zero (``0.0``, ``0u``, ``duration('0s')``), as Kubernetes' typed overloads give."""
+    zero: Any
+    if result == DOUBLE:
+        zero = 0.0
+    elif result == UINT:
+        zero = UInt(0)
+    elif result == DURATION:
+        zero = Duration(0)
+    else:
+        return None
+
+    def typed_sum(lst: Any) -> Any:
+        if _is_list(lst) and not lst:
+            return zero
+        return list_sum(lst)
+
+    return typed_sum
 
 
 def _extreme(name: str, lst: Any, prefer: int) -> Any:
@@ -420,8 +442,11 @@ FUNCTIONS: list[Function] = [
         tuple(member_overload(f"list_{n}_sum_{n}", (list_of(t),), t) for n, t in _SUMMABLE),
         list_sum,
         cost_per_size=True,
-        doc="sum of a list of ints, uints, doubles or durations",
-        examples=("[1, 2, 3].sum()", "nodePods.map(p, p.priority).sum()"),
+        doc="sum of a list of ints, uints, doubles or durations; an empty list sums to the "
+            "zero of its element type (0 when that type is dyn)",
+        examples=("[1, 2, 3].sum()", "nodePods.map(p, p.priority).sum()",
+                  "[0.5, 1.5].filter(x, x > 2.0).sum()"),
+        for_result=_sum_of,
     ),
     Function(
         "min",
