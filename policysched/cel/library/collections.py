@@ -18,8 +18,8 @@ Kubernetes silently skips the failed comparison.
 
 from __future__ import annotations
 
-from itertools import pairwise
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 from ..types import (
