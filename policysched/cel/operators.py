@@ -65,9 +65,9 @@ def add(a: Any, b: Any) -> Any:
     if (ta is list or ta is tuple) and (tb is list or tb is tuple):
         return [*a, *b]
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns + b.ns)  # the constructor checks the timestamp range
+        return Timestamp(a.ns + b.ns, a.offset)  # the constructor checks the range
     if ta is Duration and tb is Timestamp:
-        return Timestamp(a.ns + b.ns)
+        return Timestamp(a.ns + b.ns, b.offset)
     raise no_such_overload(ast.ADD, a, b)
 
 
@@ -88,7 +88,7 @@ def sub(a: Any, b: Any) -> Any:
         if ta is Timestamp:
             return Duration(_int(a.ns - b.ns))
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns - b.ns)
+        return Timestamp(a.ns - b.ns, a.offset)
     raise no_such_overload(ast.SUB, a, b)
 
 

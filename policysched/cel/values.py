@@ -87,14 +87,18 @@ class UInt(int):
 
 
 class Timestamp:
-    """A point in time: integer nanoseconds since 1970-01-01T00:00:00Z."""
+    """A point in time: integer nanoseconds since 1970-01-01T00:00:00Z, and the UTC offset
+    (seconds east) it was written with. As in cel-go, the offset only shows in
+    ``string(t)`` (``'2024-01-01T10:00:00+02:00'``) and is kept through arithmetic;
+    equality, ordering and the ``get*`` functions (UTC by default) ignore it."""
 
-    __slots__ = ("ns",)
+    __slots__ = ("ns", "offset")
 
-    def __init__(self, ns: int) -> None:
+    def __init__(self, ns: int, offset: int = 0) -> None:
         if not (TIMESTAMP_MIN_SECONDS * NANOS <= ns <= TIMESTAMP_MAX_SECONDS * NANOS + NANOS - 1):
             raise CelError(TIMESTAMP_OVERFLOW)
         self.ns = ns
+        self.offset = offset
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Timestamp) and other.ns == self.ns

@@ -141,18 +141,23 @@ def parse_timestamp(s: str) -> Timestamp:
             + hour * 3600 + minute * 60 + second - offset)
     if not (TIMESTAMP_MIN_SECONDS <= secs <= TIMESTAMP_MAX_SECONDS):
         raise CelError(f"timestamp {_quote(s)} out of range")
-    return Timestamp(secs * NANOS + nanos)
+    return Timestamp(secs * NANOS + nanos, offset)
 
 
 def format_timestamp(ts: Timestamp) -> str:
-    """RFC 3339 in UTC with the fraction trimmed of trailing zeros (Go's RFC3339Nano)."""
+    """RFC 3339 at the timestamp's own UTC offset (``Z`` for UTC) with the fraction
+    trimmed of trailing zeros: Go's RFC3339Nano, as cel-go prints a timestamp."""
     secs, nanos = divmod(ts.ns, NANOS)
-    days, sod = divmod(secs, _SECONDS_PER_DAY)
+    days, sod = divmod(secs + ts.offset, _SECONDS_PER_DAY)
     y, m, d = civil_from_days(days)
     text = f"{y:04d}-{m:02d}-{d:02d}T{sod // 3600:02d}:{sod // 60 % 60:02d}:{sod % 60:02d}"
     if nanos:
         text += "." + f"{nanos:09d}".rstrip("0")
-    return text + "Z"
+    if not ts.offset:
+        return text + "Z"
+    sign = "-" if ts.offset < 0 else "+"
+    minutes = abs(ts.offset) // 60
+    return f"{text}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 # --------------------------------------------------------------------------- durations

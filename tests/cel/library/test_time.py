@@ -178,3 +178,32 @@ def test_through_the_compiler() -> None:
     expr = ("timestamp('2009-02-13T23:31:30Z').getDayOfWeek('Australia/Sydney') == 6 && "
             "duration('3730s').getMinutes() == 62")
     assert compile_expression(expr, Environment(), check=False).evaluate({}) is True
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # cel-go keeps the offset a timestamp was written with, and prints it
+    ("string(timestamp('2024-01-01T10:00:00+02:00'))", "2024-01-01T10:00:00+02:00"),
+    ("string(timestamp('2024-01-01T10:00:00.5-05:30'))", "2024-01-01T10:00:00.5-05:30"),
+    ("string(timestamp('2024-01-01T10:00:00+00:00'))", "2024-01-01T10:00:00Z"),
+    ("string(timestamp('0001-01-01T00:30:00+00:30'))", "0001-01-01T00:30:00+00:30"),
+    ("string(timestamp('2024-01-01T10:00:00+02:00') - duration('11h'))",
+     "2023-12-31T23:00:00+02:00"),                                  # kept through arithmetic
+    ("string(duration('1h') + timestamp('2024-01-01T10:00:00+02:00'))",
+     "2024-01-01T11:00:00+02:00"),
+    ("string([timestamp('2024-01-01T10:00:00+02:00')].max())", "2024-01-01T10:00:00+02:00"),
+    ("'%s'.format([timestamp('2024-01-01T10:00:00+02:00')])", "2024-01-01T10:00:00+02:00"),
+    ("string(timestamp(1700000000))", "2023-11-14T22:13:20Z"),
+])
+def test_a_timestamp_prints_at_its_own_offset(text: str, want: str) -> None:
+    assert compile_expression(text, Environment()).evaluate({}) == want
+
+
+def test_the_offset_changes_nothing_else() -> None:
+    expr = ("timestamp('2024-01-01T10:00:00+02:00') == timestamp('2024-01-01T08:00:00Z') && "
+            "timestamp('2024-01-01T10:00:00+02:00').getHours() == 8 && "  # UTC by default
+            "timestamp('2024-01-01T10:00:00+02:00').getHours('+02:00') == 10 && "
+            "int(timestamp('1970-01-01T01:00:00+01:00')) == 0 && "
+            "timestamp('2024-01-01T10:00:00+02:00') - timestamp('2024-01-01T08:00:00Z') "
+            "== duration('0s')")
+    assert compile_expression(expr, Environment()).evaluate({}) is True
+    assert len({Timestamp(0, 3600), Timestamp(0)}) == 1
