@@ -278,6 +278,10 @@ def cel_equals(a: Any, b: Any) -> bool:
     if ta is bool or tb is bool:
         return False
     if (ta is int or ta is float or ta is UInt) and (tb is int or tb is float or tb is UInt):
+        if ta is float and tb is not float:
+            return _equals_double(a, b)
+        if tb is float and ta is not float:
+            return _equals_double(b, a)
         return bool(a == b)
     if ta is list or ta is tuple:
         if not (tb is list or tb is tuple) or len(a) != len(b):
@@ -294,6 +298,24 @@ def cel_equals(a: Any, b: Any) -> bool:
     if ta is not tb:
         return False
     return bool(a == b)
+
+
+_INT64_MAX_DOUBLE = float(INT64_MAX)  # 2^63, as Go converts math.MaxInt64
+_UINT64_MAX_DOUBLE = float(UINT64_MAX)  # 2^64
+
+
+def _equals_double(d: float, n: int) -> bool:
+    """A double and an int or uint are equal as cel-go compares them: out of the integer
+    type's range unequal, else the integer converted to double (``9223372036854775807 ==
+    9.223372036854775807e18``, ``2^53 + 1 == 2.0^53``)."""
+    if d != d:
+        return False
+    if type(n) is UInt:
+        if d < 0 or d > _UINT64_MAX_DOUBLE:
+            return False
+    elif d < INT64_MIN or d > _INT64_MAX_DOUBLE:
+        return False
+    return float(n) == d
 
 
 def map_lookup(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:

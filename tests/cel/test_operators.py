@@ -53,3 +53,18 @@ def test_runtime_errors_have_cel_go_texts(text: str, values: dict[str, int],
 ])
 def test_nan_outside_ordering_operators(text: str, want: bool) -> None:
     assert compile_expression(text, ENV).evaluate({"x": 0, "y": 0}) is want
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # a double and an integer are equal as cel-go compares them: the integer as a double
+    ("dyn(9223372036854775807) == dyn(9.223372036854775807e18)", True),
+    ("dyn(18446744073709551615u) == dyn(1.8446744073709552e19)", True),
+    ("dyn(9007199254740993) == dyn(9007199254740992.0)", True),
+    ("dyn(1.8446744073709552e19) == dyn(9223372036854775807)", False),  # out of int64
+    ("dyn(-1.0) == dyn(18446744073709551615u)", False),
+    ("dyn(-9.223372036854775808e18) == dyn(-9223372036854775808)", True),
+    ("dyn(0.0/0.0) != dyn(0)", True),
+    ("dyn([9007199254740993]) == dyn([9007199254740992.0])", True),
+])
+def test_numeric_equality_across_types(text: str, want: bool) -> None:
+    assert compile_expression(text, ENV).evaluate({}) is want
