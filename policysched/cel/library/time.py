@@ -365,9 +365,10 @@ def _dur_seconds(ns: int) -> int:
 
 
 def _dur_milliseconds(ns: int) -> int:
-    # The spec (and its conformance data) give the milliseconds *component* of the duration,
-    # i.e. of its nanos part, signed like the duration.
-    return _trunc_div(ns, 1_000_000) - _trunc_div(ns, NANOS) * 1000
+    # The whole duration in milliseconds, as cel-go (Go's Duration.Milliseconds) and so
+    # Kubernetes: the spec's conformance data still give the milliseconds *component*
+    # ('123.321s' → 321, "to be deprecated"); Kubernetes' users see 123321.
+    return _trunc_div(ns, 1_000_000)
 
 
 def _getter(
@@ -440,6 +441,8 @@ FUNCTIONS: list[Function] = [
               doc="second of the minute; for a duration, whole seconds",
               examples=("duration('2m30s').getSeconds()",)),
     _function("getMilliseconds", "timestamp_to_milliseconds", _ts_milliseconds,
-              _dur_milliseconds, doc="milliseconds of the second (of a duration: its part)",
+              _dur_milliseconds,
+              doc="milliseconds of the second; for a duration, all of it in milliseconds "
+                  "(as Kubernetes; the CEL spec's component is deprecated)",
               examples=("duration('1.5s').getMilliseconds()",)),
 ]

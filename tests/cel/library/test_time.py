@@ -131,11 +131,11 @@ def test_timezone_must_be_a_string() -> None:
         ("getHours", 10000 * NANOS, 2),
         ("getMinutes", 3730 * NANOS, 62),
         ("getSeconds", 3730 * NANOS, 3730),
-        ("getMilliseconds", 123 * NANOS + 321456789, 321),  # the spec's component semantics
+        ("getMilliseconds", 123 * NANOS + 321456789, 123321),  # whole, as cel-go (not spec)
         ("getHours", -10000 * NANOS, -2),  # truncation toward zero
         ("getMinutes", -3730 * NANOS, -62),
         ("getSeconds", -1_500_000_000, -1),
-        ("getMilliseconds", -1_500_000_000, -500),
+        ("getMilliseconds", -1_500_000_000, -1500),
         ("getMilliseconds", 999_999, 0),
     ],
 )
