@@ -243,6 +243,8 @@ class _Estimator:
             own = function.cost
             if function.cost_per_size and args:
                 own *= self.units(args[0], sizes[0])
+        if name == "dyn" and len(sizes) == 1:
+            return max(1, own) + children, sizes[0]  # the same value, only typed dyn
         return max(1, own) + children, _UNKNOWN
 
     def operator(self, node: ast.Call, fn: str, results: list[tuple[int, _Size]]) -> tuple[
