@@ -197,8 +197,8 @@ class _Compiler:
         compare = _PLAIN_COMPARISONS.get(fn)
         if compare is None:
             return None
-        if lt.name == "double" and fn not in (ast.EQ, ast.NE):
-            compare = operators.BINARY[fn]  # NaN is not ordered: an error
+        if lt.name == "double":
+            compare = _DOUBLE_COMPARISONS.get(fn, compare)
         l_fn = self.compile(left, scope)
         if isinstance(right, ast.Literal):
             constant = right.value
@@ -508,6 +508,23 @@ _PLAIN_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     ast.GE: pyoperator.ge, ast.EQ: pyoperator.eq, ast.NE: pyoperator.ne,
 }
 _INT_ARITHMETIC = frozenset({ast.ADD, ast.SUB, ast.MUL})
+
+
+def _nan_checked(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """``compare`` on doubles, where ordering a NaN is an error (cel-go) and not false."""
+
+    def ordered(a: Any, b: Any) -> bool:
+        if compare(a, b):
+            return True
+        if a != a or b != b:
+            raise CelError(operators.NAN_ORDER)
+        return False
+
+    return ordered
+
+
+_DOUBLE_COMPARISONS = {fn: _nan_checked(_PLAIN_COMPARISONS[fn])
+                       for fn in (ast.LT, ast.LE, ast.GT, ast.GE)}
 
 
 def _int_arithmetic(fn: str, left: Evaluator, right: Evaluator) -> Evaluator:
