@@ -83,6 +83,9 @@ BLOCK = "cel.block"  # the Macro kind of cel.block([slots...], body)
 # when it plans the program (cel.OptOptimize), so a failing one is a compile error there.
 _CONVERSIONS = frozenset({"bool", "bytes", "double", "duration", "dyn", "int", "string",
                           "timestamp", "type", "uint"})
+# Functions whose constant pattern Kubernetes compiles when it plans the program (cel-go's
+# and Kubernetes' regex optimisations), so ``s.matches(dyn('a**'))`` fails to compile too.
+_PLANNED_PATTERNS = frozenset({"matches", "find", "findAll"})
 
 
 @dataclass(frozen=True)
@@ -685,6 +688,9 @@ class _Checker:
         if i >= len(args):
             return
         arg = args[i]
+        while (name in _PLANNED_PATTERNS and isinstance(arg, ast.Call) and arg.function == "dyn"
+               and arg.target is None and len(arg.args) == 1):
+            arg = arg.args[0]
         if not isinstance(arg, ast.Literal) or type(arg.value) is not str:
             return
         try:

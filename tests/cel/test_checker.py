@@ -559,6 +559,8 @@ BAD_PATTERNS = [
     "a{1001}",        # repetition over RE2's 1000
     "\\pL{1000}",     # over the run-time engine's memory budget for one pattern
     "(unclosed",
+    "\\C",             # RE2 accepts one byte; Go's regexp (Kubernetes') does not
+    "[\\C]",
 ]
 
 
@@ -581,8 +583,16 @@ def test_invalid_regex_literal_is_a_compile_error_at_the_literal(
     assert err.message.startswith(f"invalid {function} argument: invalid regular expression ")
 
 
+def test_pattern_through_dyn_is_checked_too() -> None:
+    # Kubernetes compiles a constant pattern when it plans the program; dyn() is constant
+    text = "s.matches(dyn(dyn('a**')))"
+    err = error(text, LITERAL_ENV)
+    assert err.kind == CompileErrorKind.ARGUMENT and err.offset == text.index("'a")
+    assert check("s.matches(dyn(x))", LITERAL_ENV).type == BOOL
+
+
 @pytest.mark.parametrize("pattern", [*BAD_PATTERNS, "a*", "^[a-z0-9]([-a-z0-9]*)?$",
-                                     "(?i)x", "\\d{1000}", "(?P<n>a)", "\\C", ""])
+                                     "(?i)x", "\\d{1000}", "(?P<n>a)", "\\Q\\C\\E", "a\\\\C", ""])
 def test_compile_time_and_run_time_agree_on_every_pattern(pattern: str) -> None:
     literal = "'" + pattern.replace("\\", "\\\\") + "'"
     try:
