@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..cel.compatibility import DEFAULT_VERSION, KubernetesVersion
-from . import messages, schema
+from . import cel_version, messages, schema
 from .compile import Checkpoint, compile_policy
 from .diagnostics import Diagnostic, DiagnosticKind, sort_key
 from .documents import CONFIGURATION_KIND, POLICY_KIND, LoadedDocument
@@ -48,9 +48,9 @@ def load_policy_set(paths: Iterable[str | os.PathLike[str]],
                     limits: PolicyLimits = DEFAULT_LIMITS,
                     version: KubernetesVersion = DEFAULT_VERSION) -> PolicySet:
     """Everything under ``paths`` (files and directories), validated and compiled at the
-    CEL compatibility ``version``."""
-    return build_policy_set(load_paths(paths, limits),
-                            lambda document: compile_document(document, version=version))
+    CEL compatibility ``version`` (the built-in library at its own: ``cel_version``)."""
+    return build_policy_set(load_paths(paths, limits), lambda document: compile_document(
+        document, version=cel_version.for_document(document, version)))
 
 
 CompiledDocument = tuple[list[Diagnostic], Policy | None]

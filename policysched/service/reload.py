@@ -250,7 +250,8 @@ class CompileCache:
                         raise CompileTimeout(document, path)
 
                 checkpoint(())
-                entry = compile_document(document, checkpoint, self.version)
+                entry = compile_document(document, checkpoint,
+                                         cel_version.for_document(document, self.version))
             used[key] = entry
             return entry
 

@@ -12,6 +12,7 @@ from policysched.commands.validate import validate
 from policysched.errors import UserError
 from policysched.policy import cel_version, load_policy_set
 from policysched.policy.loader import load_paths
+from policysched.resources import BUILTIN_POLICIES
 from policysched.service.reload import CompileCache
 
 POLICY = """\
@@ -79,3 +80,15 @@ def test_the_reloader_compiles_at_the_configured_version(policy: str) -> None:
     loaded = load_paths([policy])
     assert CompileCache().build(loaded).valid
     assert not CompileCache(version=KubernetesVersion(1, 33)).build(loaded).valid
+
+
+@pytest.mark.parametrize("version", ["1.23", "1.30", "1.33"])
+def test_the_builtin_library_compiles_at_its_own_version(tmp_path: Path, version: str) -> None:
+    """The setting is about the user's policies: the built-in ones (written for 1.34:
+    lists.range, transformMapEntry) stay usable; a copy of one outside the library is the
+    user's and is checked at the configured version."""
+    assert validate([str(BUILTIN_POLICIES)], config(tmp_path, version)).valid
+    copy = tmp_path / "spread.yaml"
+    copy.write_text((BUILTIN_POLICIES / "pod-topology-spread.yaml").read_text())
+    errors = validate([str(copy)], config(tmp_path, version)).errors
+    assert any("'lists.range': introduced in Kubernetes 1.34" in e.message for e in errors)
