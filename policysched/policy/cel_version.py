@@ -7,9 +7,8 @@ whatever the configuration says (a copy of it deployed as a ConfigMap is the use
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 from ..cel.compatibility import DEFAULT_VERSION, KubernetesVersion, parse_version
 from ..errors import UserError
