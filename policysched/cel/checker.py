@@ -29,9 +29,10 @@ from collections.abc import Generator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 
 from . import ast
+from .compatibility import FUNCTIONS, MACROS, TWO_VARIABLE_MACROS, KubernetesVersion
 from .environment import Environment
 from .errors import CelCompileError, CompileErrorKind, shown
-from .library import Overload
+from .library import Function, Overload
 from .library.collections import SORT_BY_OVERLOADS
 from .types import (
     BOOL,
@@ -79,6 +80,14 @@ MAX_TYPE_SIZE = 5000
 
 BLOCK = "cel.block"  # the Macro kind of cel.block([slots...], body)
 
+# cel-go's type conversion functions: with a constant argument, Kubernetes evaluates them
+# when it plans the program (cel.OptOptimize), so a failing one is a compile error there.
+_CONVERSIONS = frozenset({"bool", "bytes", "double", "duration", "dyn", "int", "string",
+                          "timestamp", "type", "uint"})
+# Functions whose constant pattern Kubernetes compiles when it plans the program (cel-go's
+# and Kubernetes' regex optimisations), so ``s.matches(dyn('a**'))`` fails to compile too.
+_PLANNED_PATTERNS = frozenset({"matches", "find", "findAll"})
+
 
 @dataclass(frozen=True)
 class CheckResult:
@@ -104,13 +113,16 @@ _ORDERED = (BOOL, INT, UINT, DOUBLE, STRING, BYTES, TIMESTAMP, DURATION)
 _NUMERIC = (INT, UINT, DOUBLE)
 
 
-def _operator_table() -> dict[str, tuple[Overload, ...]]:
+def _operator_table(cross_type_numeric: bool) -> dict[str, tuple[Overload, ...]]:
+    """The operators; ``cross_type_numeric``: ordering across int, uint and double."""
     table: dict[str, list[Overload]] = {}
 
     def add(name: str, oid: str, params: tuple[Type, ...], result: Type) -> None:
         table.setdefault(name, []).append(Overload(oid, params, result))
 
     add(ast.NOT, "logical_not", (BOOL,), BOOL)
+    add(ast.EQ, "equals", (A, A), BOOL)  # only between the same static types (or dyn)
+    add(ast.NE, "not_equals", (A, A), BOOL)
     add(ast.NEG, "negate_int64", (INT,), INT)
     add(ast.NEG, "negate_double", (DOUBLE,), DOUBLE)
     add(ast.AND, "logical_and", (BOOL, BOOL), BOOL)
@@ -122,7 +134,7 @@ def _operator_table() -> dict[str, tuple[Overload, ...]]:
             add(op, f"{name}_{t.name}", (t, t), BOOL)
         for t1 in _NUMERIC:  # cross-type numeric comparisons
             for t2 in _NUMERIC:
-                if t1 != t2:
+                if t1 != t2 and cross_type_numeric:
                     add(op, f"{name}_{t1.name}_{t2.name}", (t1, t2), BOOL)
     for t in (INT, UINT, DOUBLE, STRING, BYTES):
         add(ast.ADD, f"add_{t.name}", (t, t), t)
@@ -154,8 +166,8 @@ def _operator_table() -> dict[str, tuple[Overload, ...]]:
     return {k: tuple(v) for k, v in table.items()}
 
 
-OPERATOR_OVERLOADS: Mapping[str, tuple[Overload, ...]] = _operator_table()
-_EQUALITY = frozenset({ast.EQ, ast.NE})
+OPERATOR_OVERLOADS: Mapping[str, tuple[Overload, ...]] = _operator_table(True)
+_SAME_TYPE_OPERATORS: Mapping[str, tuple[Overload, ...]] = _operator_table(False)
 
 # Type identifiers and the type they denote (``int`` is a value of type ``type(int)``).
 _TYPE_IDENTS: dict[str, Type] = {
@@ -179,9 +191,16 @@ _NOT_NULLABLE = frozenset({"int", "uint", "double", "bool", "string", "bytes", "
                            "type"})
 
 
+# Types cel-go prints under another name than their declaration's.
+_PRINTED_NAMES = {TIMESTAMP.name: "timestamp", DURATION.name: "duration", NULL.name: "null"}
+
+
 def format_type(t: Type) -> str:
-    """A type as cel-go prints it (``list(int)``, ``map(string, dyn)``)."""
-    return str(t)
+    """A type as cel-go prints it (``list(int)``, ``map(string, timestamp)``, ``null``)."""
+    name = _PRINTED_NAMES.get(t.name, t.name) if not t.is_param else t.name
+    if not t.params:
+        return name
+    return f"{name}({', '.join(format_type(p) for p in t.params)})"
 
 
 # --------------------------------------------------------------------------------------
@@ -421,6 +440,10 @@ class _Checker:
         self.references: dict[int, str] = {}
         self.overloads: dict[int, tuple[str, ...]] = {}
         self.counter = 0
+        self.version = env.version
+        self.operators = (_SAME_TYPE_OPERATORS if env.version is not None
+                          and not env.version.cross_type_numeric_comparisons
+                          else OPERATOR_OVERLOADS)
 
     # -- driver ------------------------------------------------------------------------
 
@@ -572,6 +595,7 @@ class _Checker:
     def select_type(self, node: ast.Select, operand: Type) -> Type:
         t = self.resolve(operand)
         if node.optional:
+            self.require_optional_syntax(node, ".?")
             base = self.resolve(t.params[0]) if t.name == "optional_type" and t.params else t
             return optional_of(self.field_type(node, base, node.field))
         if t.name == "optional_type" and len(t.params) == 1 and not t.is_param:
@@ -602,13 +626,6 @@ class _Checker:
     def call(self, node: ast.Call, scope: _Scope) -> _Visit:
         fn = node.function
         if node.target is None:
-            if fn in _EQUALITY:
-                for arg in node.args:
-                    yield arg, scope
-                if len(node.args) != 2:
-                    raise self.no_overload(node, fn, [DYN] * len(node.args), None)
-                self.overloads[id(node)] = ("equals" if fn == ast.EQ else "not_equals",)
-                return BOOL
             if fn in (ast.AND, ast.OR):
                 # every operand is a bool; as cel-go, a wrong one is reported where it is
                 for arg in node.args:
@@ -618,7 +635,9 @@ class _Checker:
                                      f"expected type 'bool' but found '{self.show(t)}'", arg)
                 self.overloads[id(node)] = ("logical_and" if fn == ast.AND else "logical_or",)
                 return BOOL
-            overloads = OPERATOR_OVERLOADS.get(fn)
+            if fn == ast.OPT_INDEX:
+                self.require_optional_syntax(node, "[?")
+            overloads = self.operators.get(fn)
             name = fn
             if overloads is None:
                 name = fn.lstrip(".")
@@ -656,14 +675,23 @@ class _Checker:
 
     def check_literal(self, name: str, args: Sequence[ast.Node]) -> None:
         """Reject a string literal argument that the function refuses whenever it runs
-        (``matches(s, 'a**')``, ``timestamp('noon')``), at that literal."""
+        (``matches(s, 'a**')``, ``timestamp('noon')``), at that literal; and a type
+        conversion of any constant that fails (``int(1e19)``, ``timestamp(253402300800)``,
+        ``uint(dyn(-1))``), which Kubernetes evaluates when it plans the program."""
         function = self.env.functions.get(name)
-        if function is None or function.literal_check is None:
+        if function is None:
+            return
+        if name in _CONVERSIONS and len(args) == 1:
+            return self.check_constant_conversion(function, args[0])
+        if function.literal_check is None:
             return
         i = function.literal_arg
         if i >= len(args):
             return
         arg = args[i]
+        while (name in _PLANNED_PATTERNS and isinstance(arg, ast.Call) and arg.function == "dyn"
+               and arg.target is None and len(arg.args) == 1):
+            arg = arg.args[0]
         if not isinstance(arg, ast.Literal) or type(arg.value) is not str:
             return
         try:
@@ -672,15 +700,61 @@ class _Checker:
             raise _error(CompileErrorKind.ARGUMENT,
                          f"invalid {name} argument: {e.message}", arg) from None
 
+    def check_constant_conversion(self, function: Function, arg: ast.Node) -> None:
+        """A conversion of a literal, or of a conversion of ... a literal
+        (``int(dyn(1e19))``)."""
+        chain = []
+        node = arg
+        while (isinstance(node, ast.Call) and node.target is None and len(node.args) == 1
+               and node.function in _CONVERSIONS and node.function in self.env.functions):
+            chain.append(self.env.functions[node.function])
+            node = node.args[0]
+        if not isinstance(node, ast.Literal):
+            return
+        value = node.value
+        try:
+            for inner in reversed(chain):
+                value = inner.impl(value)
+            function.impl(value)
+        except CelError as e:
+            raise _error(CompileErrorKind.ARGUMENT,
+                         f"invalid {function.name} argument: {e.message}", arg) from None
+
     def function_overloads(self, node: ast.Call, name: str,
                            target: Type | None) -> tuple[Overload, ...]:
         function = self.env.functions.get(name)
         if function is None:
-            hint = _suggest(name, list(self.env.functions))
+            hint = _suggest(name, [f for f in self.env.functions if self.has_function(f)])
             raise _error(CompileErrorKind.REFERENCE,
                          f"undeclared reference to '{shown(name)}'{hint}",
                          node)
+        if not self.has_function(name):
+            raise _error(CompileErrorKind.REFERENCE, self.too_new(
+                f"undeclared reference to '{name}'", FUNCTIONS[name]), node)
         return function.overloads
+
+    def has_function(self, name: str) -> bool:
+        return self.version is None or self.version.has_function(name)
+
+    def too_new(self, message: str, introduced: KubernetesVersion) -> str:
+        return (f"{message}: introduced in Kubernetes {introduced}, the CEL compatibility "
+                f"version is {self.version}")
+
+    def require_optional_syntax(self, node: ast.Node | ast.MapEntry, syntax: str) -> None:
+        """Optional syntax exists from Kubernetes 1.28 (cel-go's OptionalTypes)."""
+        if self.version is not None and not self.version.optional_syntax:
+            raise _error(CompileErrorKind.SYNTAX, self.too_new(
+                f"unsupported syntax '{syntax}'", MACROS["optMap"]), node)
+
+    def require_macro(self, node: ast.Macro) -> None:
+        name = node.kind
+        if node.var2 is not None and name in (ast.ALL, ast.EXISTS, ast.EXISTS_ONE):
+            name = TWO_VARIABLE_MACROS
+        if self.version is not None and not self.version.has_macro(name):
+            what = ("two-variable comprehension" if name == TWO_VARIABLE_MACROS
+                    else f"macro '{name}'")
+            raise _error(CompileErrorKind.REFERENCE,
+                         self.too_new(f"unsupported {what}", MACROS[name]), node)
 
     def instantiate(self, ov: Overload) -> tuple[list[Type], Type]:
         if not _generic(ov):
@@ -767,6 +841,7 @@ class _Checker:
         for i, e in enumerate(node.elements):
             t = yield e, scope
             if i in node.optional_indices:
+                self.require_optional_syntax(e, "?")
                 t = self.optional_value(t, e, "list element")
             elem = self.join(elem, t)
         return list_of(elem if elem is not None else self.fresh())
@@ -778,6 +853,7 @@ class _Checker:
             kt = yield entry.key, scope
             vt = yield entry.value, scope
             if entry.optional:
+                self.require_optional_syntax(entry, "?")
                 vt = self.optional_value(vt, entry.value, "map entry")
             key = self.join(key, kt)
             value = self.join(value, vt)
@@ -813,6 +889,7 @@ class _Checker:
 
     def macro(self, node: ast.Macro, scope: _Scope) -> _Visit:
         kind = node.kind
+        self.require_macro(node)
         if kind == ast.BIND:
             init = yield node.args[0], scope
             return (yield node.args[1], {**scope, node.var: init})
@@ -912,6 +989,54 @@ def _has_param(t: Type) -> bool:
 
 
 # --------------------------------------------------------------------------------------
+# Homogeneous aggregate literals (cel-go's ValidateHomogeneousAggregateLiterals, which
+# Kubernetes enables at every version).
+
+def _check_homogeneous(tree: ast.Node, types: Mapping[int, Type],
+                       exempt_functions: frozenset[str]) -> None:
+    """Reject a list literal whose elements, or a map literal whose keys or values, do not
+    all have the same static type (``[1, 'a']``, ``[1, dyn(2)]``, ``[1, null]``), at the
+    first element that differs from the first one (the value of an optional element
+    ``?x`` counts). Types are the final ones: ``[[1], []]`` is ``list(list(int))``.
+    Literals anywhere inside a call of ``exempt_functions`` are not checked."""
+    mismatches: list[CelCompileError] = []
+
+    def compare(first: Type | None, t: Type, at: ast.Node) -> Type:
+        if first is not None and first != t:
+            mismatches.append(_error(
+                CompileErrorKind.TYPE,
+                f"expected type '{format_type(first)}' but found '{format_type(t)}'", at))
+        return t if first is None else first
+
+    def element(node: ast.Node, optional: bool) -> Type:
+        t = types.get(id(node), DYN)
+        return t.params[0] if optional and t.name == "optional_type" and t.params else t
+
+    stack: list[tuple[ast.Node, bool]] = [(tree, False)]
+    while stack:
+        node, exempt = stack.pop()
+        if isinstance(node, ast.Call) and node.function in exempt_functions:
+            exempt = True
+        if isinstance(node, ast.CreateList) and not exempt:
+            first: Type | None = None
+            for i, e in enumerate(node.elements):
+                t = element(e, i in node.optional_indices)
+                if first is not None and first != t:
+                    compare(first, t, e)
+                    break
+                first = t
+        elif isinstance(node, ast.CreateMap) and not exempt:
+            key: Type | None = None
+            value: Type | None = None
+            for entry in node.entries:
+                key = compare(key, element(entry.key, False), entry.key)
+                value = compare(value, element(entry.value, entry.optional), entry.value)
+        stack.extend((child, exempt) for child in ast.children(node))
+    if mismatches:
+        raise min(mismatches, key=lambda e: e.offset)
+
+
+# --------------------------------------------------------------------------------------
 # Public API.
 
 
@@ -924,6 +1049,8 @@ def check(tree: ast.Node, env: Environment) -> CheckResult:
         m = checker.m
         types = {k: _substitute(m, t, True) for k, t in checker.types.items()}
         result = _substitute(m, result, True)
+        if env.version is not None:
+            _check_homogeneous(tree, types, env.heterogeneous_literals_in)
     except RecursionError:  # a type nested beyond reason; the tree walk itself is iterative
         raise CelCompileError(CompileErrorKind.TYPE, "expression is nested too deeply",
                               tree.offset) from None

@@ -174,15 +174,17 @@ class _Compiler:
                 return lambda act: operators.contains(container(act), item(act))
             if fn in operators.UNARY and len(node.args) == 1:
                 return _unary(operators.UNARY[fn], self.compile(node.args[0], scope))
-            return self.function_call(fn, node.args, scope)
+            return self.function_call(fn, node.args, scope, result=self.types.get(id(node)))
         qualified = ast.qualified_name(node.target)
         if qualified is not None:
             head = qualified.split(".", 1)[0]
             full = f"{qualified}.{fn}"
             if (head not in scope.names and head not in self.env.variables
                     and full in self.functions):
-                return self.function_call(full, node.args, scope)
-        return self.function_call(fn, (node.target, *node.args), scope, member=True)
+                return self.function_call(full, node.args, scope,
+                                          result=self.types.get(id(node)))
+        return self.function_call(fn, (node.target, *node.args), scope, member=True,
+                                  result=self.types.get(id(node)))
 
     def typed_binary(self, fn: str, left: ast.Node, right: ast.Node,
                      scope: _Scope) -> Evaluator | None:
@@ -196,6 +198,8 @@ class _Compiler:
         compare = _PLAIN_COMPARISONS.get(fn)
         if compare is None:
             return None
+        if lt.name == "double":
+            compare = _DOUBLE_COMPARISONS.get(fn, compare)
         l_fn = self.compile(left, scope)
         if isinstance(right, ast.Literal):
             constant = right.value
@@ -204,7 +208,8 @@ class _Compiler:
         return lambda act: compare(l_fn(act), r_fn(act))
 
     def function_call(self, name: str, args: tuple[ast.Node, ...], scope: _Scope,
-                      member: bool = False) -> Evaluator:
+                      member: bool = False, result: Type | None = None) -> Evaluator:
+        """A call; ``result`` is the type the checker gave it (None when unchecked)."""
         function = self.functions.get(name)
         compiled = [self.compile(a, scope) for a in args]
         if function is None:
@@ -214,6 +219,8 @@ class _Compiler:
         if member and name in _LAZY_OPTIONAL_FALLBACKS and len(compiled) == 2:
             return _optional_fallback(compiled[0], compiled[1], or_value=name == "orValue")
         impl = function.impl
+        if function.for_result is not None and result is not None:
+            impl = function.for_result(result) or impl
         if len(args) == 2 and isinstance(args[1], ast.Literal):
             a0, c1 = compiled[0], args[1].value
             return lambda act: impl(a0(act), c1)
@@ -502,6 +509,23 @@ _PLAIN_COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
     ast.GE: pyoperator.ge, ast.EQ: pyoperator.eq, ast.NE: pyoperator.ne,
 }
 _INT_ARITHMETIC = frozenset({ast.ADD, ast.SUB, ast.MUL})
+
+
+def _nan_checked(compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """``compare`` on doubles, where ordering a NaN is an error (cel-go) and not false."""
+
+    def ordered(a: Any, b: Any) -> bool:
+        if compare(a, b):
+            return True
+        if a != a or b != b:
+            raise CelError(operators.NAN_ORDER)
+        return False
+
+    return ordered
+
+
+_DOUBLE_COMPARISONS = {fn: _nan_checked(_PLAIN_COMPARISONS[fn])
+                       for fn in (ast.LT, ast.LE, ast.GT, ast.GE)}
 
 
 def _int_arithmetic(fn: str, left: Evaluator, right: Evaluator) -> Evaluator:

@@ -245,6 +245,8 @@ class _Estimator:
             at = function.size_arg
             if function.cost_per_size and at < len(args):
                 own *= self.units(args[at], sizes[at])
+        if name == "dyn" and len(sizes) == 1:
+            return max(1, own) + children, sizes[0]  # the same value, only typed dyn
         return max(1, own) + children, _UNKNOWN
 
     def operator(self, node: ast.Call, fn: str, results: list[tuple[int, _Size]]) -> tuple[

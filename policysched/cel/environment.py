@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
+from .compatibility import DEFAULT_VERSION, KubernetesVersion
 from .library import Function, standard_library
 from .types import Type
 
@@ -26,6 +27,12 @@ class Environment:
     ``runtime_cost_limit`` bounds one evaluation.
     ``unavailable`` names variables that exist elsewhere but not here, with the reason shown
     to the user (e.g. ``node`` in preFilter).
+    ``version`` is the CEL compatibility version: the Kubernetes release whose functions,
+    macros and checker rules apply (``cel.compatibility``); None is the CEL specification
+    alone, as its conformance suite tests it (every function, no Kubernetes validator).
+    List and map literals must be homogeneous (Kubernetes' rule) except anywhere inside a
+    call of ``heterogeneous_literals_in`` (cel-go's exempt functions: string formatting,
+    and the policy functions that take a Kubernetes object written as a literal).
     """
 
     variables: Mapping[str, Type] = field(default_factory=dict)
@@ -35,3 +42,5 @@ class Environment:
     unavailable: Mapping[str, str] = field(default_factory=dict)
     cost_limit: int | None = None
     runtime_cost_limit: int | None = None
+    version: KubernetesVersion | None = DEFAULT_VERSION
+    heterogeneous_literals_in: frozenset[str] = frozenset({"format"})

@@ -15,7 +15,9 @@ from . import ast
 from .values import (
     INT64_MAX,
     INT64_MIN,
+    OVERFLOW,
     UINT64_MAX,
+    UINT_OVERFLOW,
     CelError,
     Duration,
     OptionalValue,
@@ -27,7 +29,9 @@ from .values import (
     no_such_overload,
 )
 
-OVERFLOW = "return error for overflow"
+DIVISION_BY_ZERO = "division by zero"
+NAN_ORDER = "NaN values cannot be ordered"
+MODULUS_BY_ZERO = "modulus by zero"
 
 
 def _int(v: int) -> int:
@@ -39,7 +43,7 @@ def _int(v: int) -> int:
 def _uint(v: int) -> UInt:
     if 0 <= v <= UINT64_MAX:
         return UInt(v)
-    raise CelError(OVERFLOW)
+    raise CelError(UINT_OVERFLOW)
 
 
 def add(a: Any, b: Any) -> Any:
@@ -61,9 +65,9 @@ def add(a: Any, b: Any) -> Any:
     if (ta is list or ta is tuple) and (tb is list or tb is tuple):
         return [*a, *b]
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns + b.ns)  # the constructor checks the timestamp range
+        return Timestamp(a.ns + b.ns, a.offset)  # the constructor checks the range
     if ta is Duration and tb is Timestamp:
-        return Timestamp(a.ns + b.ns)
+        return Timestamp(a.ns + b.ns, b.offset)
     raise no_such_overload(ast.ADD, a, b)
 
 
@@ -84,7 +88,7 @@ def sub(a: Any, b: Any) -> Any:
         if ta is Timestamp:
             return Duration(_int(a.ns - b.ns))
     if ta is Timestamp and tb is Duration:
-        return Timestamp(a.ns - b.ns)
+        return Timestamp(a.ns - b.ns, a.offset)
     raise no_such_overload(ast.SUB, a, b)
 
 
@@ -104,7 +108,7 @@ def div(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is int and tb is int:
         if b == 0:
-            raise CelError("divide by zero")
+            raise CelError(DIVISION_BY_ZERO)
         q = abs(a) // abs(b)
         return _int(q if (a >= 0) == (b >= 0) else -q)
     if ta is tb:
@@ -116,7 +120,7 @@ def div(a: Any, b: Any) -> Any:
             return a / b
         if ta is UInt:
             if b == 0:
-                raise CelError("divide by zero")
+                raise CelError(DIVISION_BY_ZERO)
             return UInt(a // b)
     raise no_such_overload(ast.DIV, a, b)
 
@@ -125,12 +129,14 @@ def mod(a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is int and tb is int:
         if b == 0:
-            raise CelError("modulus by zero")
+            raise CelError(MODULUS_BY_ZERO)
+        if a == INT64_MIN and b == -1:  # as INT64_MIN / -1 (cel-go)
+            raise CelError(OVERFLOW)
         r = abs(a) % abs(b)
         return r if a >= 0 else -r
     if ta is UInt and tb is UInt:
         if b == 0:
-            raise CelError("modulus by zero")
+            raise CelError(MODULUS_BY_ZERO)
         return UInt(a % b)
     raise no_such_overload(ast.MOD, a, b)
 
@@ -165,15 +171,20 @@ def ne(a: Any, b: Any) -> bool:
 def _comparable(a: Any, b: Any, op: str) -> tuple[Any, Any]:
     """The operands of ``a op b`` as Python compares them; raise unless it is defined (same
     ordered type, or numbers of any kind). An int or uint compared with a double is
-    converted to double first, as cel-go does (so 2^63-1 is not less than 2.0^63)."""
+    converted to double first, as cel-go does (so 2^63-1 is not less than 2.0^63). NaN is
+    not ordered: an error, as in cel-go."""
     ta, tb = type(a), type(b)
     if ta is tb and ta in _ORDERED:
+        if ta is float and (a != a or b != b):
+            raise CelError(NAN_ORDER)
         return a, b
     if ta in _NUMBERS and tb in _NUMBERS:
         if ta is float:
-            return a, float(b)
-        if tb is float:
-            return float(a), b
+            b = float(b)
+        elif tb is float:
+            a = float(a)
+        if a != a or b != b:
+            raise CelError(NAN_ORDER)
         return a, b
     raise no_such_overload(op, a, b)
 

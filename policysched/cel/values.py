@@ -38,9 +38,13 @@ UINT64_MAX = 2**64 - 1
 # Timestamps: 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59.999999999Z
 TIMESTAMP_MIN_SECONDS = -62135596800
 TIMESTAMP_MAX_SECONDS = 253402300799
-# Durations: +/- 10000 years in seconds, as protobuf's Duration.
-DURATION_MAX_SECONDS = 315576000000
+# Durations: int64 nanoseconds (Go's time.Duration, which cel-go uses: about 292 years).
 NANOS = 1_000_000_000
+
+# cel-go's texts of range errors
+OVERFLOW = "integer overflow"
+UINT_OVERFLOW = "unsigned integer overflow"
+TIMESTAMP_OVERFLOW = "timestamp overflow"
 
 
 class CelError(Exception):
@@ -84,14 +88,18 @@ class UInt(int):
 
 
 class Timestamp:
-    """A point in time: integer nanoseconds since 1970-01-01T00:00:00Z."""
+    """A point in time: integer nanoseconds since 1970-01-01T00:00:00Z, and the UTC offset
+    (seconds east) it was written with. As in cel-go, the offset only shows in
+    ``string(t)`` (``'2024-01-01T10:00:00+02:00'``) and is kept through arithmetic;
+    equality, ordering and the ``get*`` functions (UTC by default) ignore it."""
 
-    __slots__ = ("ns",)
+    __slots__ = ("ns", "offset")
 
-    def __init__(self, ns: int) -> None:
+    def __init__(self, ns: int, offset: int = 0) -> None:
         if not (TIMESTAMP_MIN_SECONDS * NANOS <= ns <= TIMESTAMP_MAX_SECONDS * NANOS + NANOS - 1):
-            raise CelError("timestamp out of range")
+            raise CelError(TIMESTAMP_OVERFLOW)
         self.ns = ns
+        self.offset = offset
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Timestamp) and other.ns == self.ns
@@ -112,8 +120,8 @@ class Duration:
     __slots__ = ("ns",)
 
     def __init__(self, ns: int) -> None:
-        if abs(ns) > DURATION_MAX_SECONDS * NANOS + NANOS - 1:
-            raise CelError("duration out of range")
+        if not INT64_MIN <= ns <= INT64_MAX:
+            raise CelError(OVERFLOW)
         self.ns = ns
 
     def __eq__(self, other: object) -> bool:
@@ -278,6 +286,10 @@ def cel_equals(a: Any, b: Any) -> bool:
     if ta is bool or tb is bool:
         return False
     if (ta is int or ta is float or ta is UInt) and (tb is int or tb is float or tb is UInt):
+        if ta is float and tb is not float:
+            return _equals_double(a, b)
+        if tb is float and ta is not float:
+            return _equals_double(b, a)
         return bool(a == b)
     if ta is list or ta is tuple:
         if not (tb is list or tb is tuple) or len(a) != len(b):
@@ -294,6 +306,24 @@ def cel_equals(a: Any, b: Any) -> bool:
     if ta is not tb:
         return False
     return bool(a == b)
+
+
+_INT64_MAX_DOUBLE = float(INT64_MAX)  # 2^63, as Go converts math.MaxInt64
+_UINT64_MAX_DOUBLE = float(UINT64_MAX)  # 2^64
+
+
+def _equals_double(d: float, n: int) -> bool:
+    """A double and an int or uint are equal as cel-go compares them: out of the integer
+    type's range unequal, else the integer converted to double (``9223372036854775807 ==
+    9.223372036854775807e18``, ``2^53 + 1 == 2.0^53``)."""
+    if d != d:
+        return False
+    if type(n) is UInt:
+        if d < 0 or d > _UINT64_MAX_DOUBLE:
+            return False
+    elif d < INT64_MIN or d > _INT64_MAX_DOUBLE:
+        return False
+    return float(n) == d
 
 
 def map_lookup(m: dict[Any, Any], key: Any) -> tuple[bool, Any]:

@@ -608,7 +608,12 @@ def _numeric(fn: str, left: Value, right: Value) -> NumericColumn | None:
     if compare is not None:
         if kind == "bool" and fn not in (ast.EQ, ast.NE):
             return None
-        return NumericColumn(np.asarray(compare(x, y)), err)
+        out = np.asarray(compare(x, y))
+        if kind == "float" and fn not in (ast.EQ, ast.NE):
+            nan = np.broadcast_to(np.isnan(x) | np.isnan(y), out.shape)
+            if nan.any():  # NaN is not ordered: the scalar evaluation raises the error
+                err = _err_or(err, np.array(nan))
+        return NumericColumn(out, err)
     if kind == "bool":
         return None
     with np.errstate(all="ignore"):

@@ -13,7 +13,8 @@ from typing import Any
 from ..cluster.cluster_file import ClusterFileError, load_cluster_file, start_time
 from ..errors import UserError
 from ..framework.profiles import ConfigurationError, Engine, build_frameworks
-from ..policy import Diagnostic, load_policy_set, render_text
+from ..policy import Diagnostic, cel_version, load_policy_set, render_text
+from ..policy.limits import DEFAULT_LIMITS
 from ..policy.sources import not_enabled, resolve_sources, with_enabled
 
 
@@ -33,7 +34,8 @@ def load_offline(policy_paths: Sequence[str], config_path: str | None, seed: int
     and each ``NAME[:WEIGHT]`` of ``enable`` added to its first profile. Raises
     ``UserError`` when anything is invalid."""
     sources = resolve_sources(config_path, policy_paths)
-    policy_set = load_policy_set(sources.paths)
+    policy_set = load_policy_set(sources.paths, DEFAULT_LIMITS,
+                                 cel_version.from_configuration(sources.configuration))
     if not policy_set.valid:
         raise UserError(render_text(policy_set.errors, color=False))
     configuration = with_enabled(sources.configuration, enable)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..policy import PolicySet, load_policy_set
+from ..policy import PolicySet, cel_version, load_policy_set
 from ..policy import messages as policy_messages
 from ..policy.diagnostics import sort_key
 from ..policy.limits import DEFAULT_LIMITS, PolicyLimits
@@ -14,13 +14,15 @@ from ..policy.sources import configuration_document, not_enabled
 
 
 def validate(paths: Sequence[str], config_path: str | None = None) -> PolicySet:
-    """Everything under ``paths``, checked with the ``policyLimits`` of the configuration
-    at ``config_path`` (the defaults without one); with one, a policy none of its profiles
-    enables is a warning. Raises ``UserError`` when that configuration is itself invalid."""
+    """Everything under ``paths``, checked with the ``policyLimits`` and the
+    ``celCompatibilityVersion`` of the configuration at ``config_path`` (the defaults
+    without one); with one, a policy none of its profiles enables is a warning. Raises
+    ``UserError`` when that configuration is itself invalid."""
     if config_path is None:
         return load_policy_set(paths, DEFAULT_LIMITS)
     configuration = configuration_document(config_path).value
-    policy_set = load_policy_set(paths, PolicyLimits.from_configuration(configuration))
+    policy_set = load_policy_set(paths, PolicyLimits.from_configuration(configuration),
+                                 cel_version.from_configuration(configuration))
     unused = not_enabled(policy_set.policies, configuration, config_path)
     return replace(policy_set, diagnostics=tuple(sorted((*policy_set.diagnostics, *unused),
                                                         key=sort_key)))

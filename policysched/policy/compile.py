@@ -17,6 +17,7 @@ from enum import Enum
 from typing import Any
 
 from ..cel import CelCompileError, Environment, Program, compile_expression
+from ..cel.compatibility import DEFAULT_VERSION, KubernetesVersion
 from ..cel.types import (
     BOOL,
     BYTES,
@@ -141,12 +142,15 @@ compile deadline)."""
 
 
 def compile_policy(
-    document: LoadedDocument, *, schema_valid: bool = True, checkpoint: Checkpoint | None = None
+    document: LoadedDocument, *, schema_valid: bool = True, checkpoint: Checkpoint | None = None,
+    version: KubernetesVersion = DEFAULT_VERSION,
 ) -> tuple[Policy | None, list[Diagnostic]]:
-    """Compile every CEL field of ``document``; the policy is built only when neither the
-    schema (``schema_valid``) nor the compilation found an error. The diagnostics include
-    warnings (``warnings.py``), which do not prevent building."""
-    compiler = _PolicyCompiler(document, build=schema_valid, checkpoint=checkpoint)
+    """Compile every CEL field of ``document`` at the CEL compatibility ``version``; the
+    policy is built only when neither the schema (``schema_valid``) nor the compilation
+    found an error. The diagnostics include warnings (``warnings.py``), which do not
+    prevent building."""
+    compiler = _PolicyCompiler(document, build=schema_valid, checkpoint=checkpoint,
+                               version=version)
     compiler.run()
     if compiler.diagnostics or not schema_valid:
         return None, compiler.diagnostics + compiler.warnings
@@ -173,8 +177,10 @@ def path_text(path: Path) -> str:
 
 class _PolicyCompiler:
     def __init__(self, document: LoadedDocument, *, build: bool,
-                 checkpoint: Checkpoint | None = None) -> None:
+                 checkpoint: Checkpoint | None = None,
+                 version: KubernetesVersion = DEFAULT_VERSION) -> None:
         self.document = document
+        self.version = version
         self.building = build  # build model objects (only for schema-valid documents)
         self.checkpoint = checkpoint
         self.diagnostics: list[Diagnostic] = []  # errors
@@ -393,7 +399,7 @@ class _PolicyCompiler:
         env = self._environments.get(key)
         if env is None:
             env = variables.environment(scope, self.params, dict(self.variable_types),
-                                        dict(self.aggregate_types))
+                                        dict(self.aggregate_types), self.version)
             self._environments[key] = env
         return env
 

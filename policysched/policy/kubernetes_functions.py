@@ -299,6 +299,11 @@ _SELECTS_EXAMPLE = ("nodePods.exists(p, podAffinityTerm({'labelSelector': {'matc
                     "{'app': 'db'}}, 'topologyKey': 'kubernetes.io/hostname'}, "
                     "pod.namespace).selects(p))")
 
+# The functions above whose argument is a Kubernetes object (a selector, an affinity, a
+# term), which a policy may write as a literal: its list and map literals mix types.
+OBJECT_ARGUMENT_FUNCTIONS = frozenset({
+    "labelSelector", "nodeAffinity", "preferredNodeAffinity", "podAffinityTerm"})
+
 FUNCTIONS: tuple[Function, ...] = (
     Function("labelSelector",
              (Overload("label_selector_dyn", (DYN,), LABEL_SELECTOR_TYPE),),

@@ -21,6 +21,7 @@ NUMBER_TOO_LONG = "number too long: more than {limit} characters"
 INVALID_NUMBER = "invalid number: {reason}"
 
 # --- limits on policy input (each template gets {limit} and {setting}) -----------------
+CEL_VERSION_SETTING = "{key} in the SchedulerConfiguration: {problem}"
 LIMIT_SETTING = "policyLimits.{key} in the SchedulerConfiguration"
 TOO_MANY_BYTES = "too large to read: more than {limit} bytes ({setting})"
 TOO_MANY_DOCUMENTS = "too many documents: more than {limit} ({setting})"

@@ -7,7 +7,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from . import messages, schema
+from ..cel.compatibility import DEFAULT_VERSION, KubernetesVersion
+from . import cel_version, messages, schema
 from .compile import Checkpoint, compile_policy
 from .diagnostics import Diagnostic, DiagnosticKind, sort_key
 from .documents import CONFIGURATION_KIND, POLICY_KIND, LoadedDocument
@@ -44,9 +45,12 @@ class PolicySet:
 
 
 def load_policy_set(paths: Iterable[str | os.PathLike[str]],
-                    limits: PolicyLimits = DEFAULT_LIMITS) -> PolicySet:
-    """Everything under ``paths`` (files and directories), validated and compiled."""
-    return build_policy_set(load_paths(paths, limits))
+                    limits: PolicyLimits = DEFAULT_LIMITS,
+                    version: KubernetesVersion = DEFAULT_VERSION) -> PolicySet:
+    """Everything under ``paths`` (files and directories), validated and compiled at the
+    CEL compatibility ``version`` (the built-in library at its own: ``cel_version``)."""
+    return build_policy_set(load_paths(paths, limits), lambda document: compile_document(
+        document, version=cel_version.for_document(document, version)))
 
 
 CompiledDocument = tuple[list[Diagnostic], Policy | None]
@@ -54,14 +58,15 @@ CompiledDocument = tuple[list[Diagnostic], Policy | None]
 it has errors)."""
 
 
-def compile_document(document: LoadedDocument, checkpoint: Checkpoint | None = None
-                     ) -> CompiledDocument:
-    """Schema-validate one document and compile it when it is a policy (``checkpoint``:
-    see ``compile_policy``)."""
+def compile_document(document: LoadedDocument, checkpoint: Checkpoint | None = None,
+                     version: KubernetesVersion = DEFAULT_VERSION) -> CompiledDocument:
+    """Schema-validate one document and compile it when it is a policy (``checkpoint``,
+    ``version``: see ``compile_policy``)."""
     problems = schema.validate(document)
     if document.kind == CONFIGURATION_KIND:
         return problems, None
-    policy, errors = compile_policy(document, schema_valid=not problems, checkpoint=checkpoint)
+    policy, errors = compile_policy(document, schema_valid=not problems, checkpoint=checkpoint,
+                                    version=version)
     return problems + errors, policy
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..cel import Environment
+from ..cel.compatibility import DEFAULT_VERSION, KubernetesVersion
 from ..cel.library import standard_library
 from ..cel.library.function import Function
 from ..cel.types import (
@@ -414,10 +415,11 @@ def unavailable_reason(variable: str, scope: Scope) -> str:
 
 def environment(
     scope: Scope, params: Iterable[str] = (), variables: Mapping[str, Type] | None = None,
-    aggregates: Mapping[str, Type] | None = None,
+    aggregates: Mapping[str, Type] | None = None, version: KubernetesVersion = DEFAULT_VERSION,
 ) -> Environment:
     """The environment of one expression of a policy with these ``params`` keys, the
-    ``variables`` declared so far and its ``aggregates`` (name → type)."""
+    ``variables`` declared so far and its ``aggregates`` (name → type), at the CEL
+    compatibility ``version``."""
     objects = dict(OBJECT_TYPES)
     objects[PARAMS_TYPE.name] = {name: DYN for name in params}
     objects[VARIABLES_TYPE.name] = dict(variables or {})
@@ -430,7 +432,17 @@ def environment(
         unavailable=_unavailable(scope),
         cost_limit=COST_LIMIT,
         runtime_cost_limit=COST_LIMIT,
+        version=version,
+        heterogeneous_literals_in=HETEROGENEOUS_LITERALS_IN,
     )
+
+
+HETEROGENEOUS_LITERALS_IN = frozenset({
+    "format", *kubernetes_functions.OBJECT_ARGUMENT_FUNCTIONS})
+"""Calls whose arguments may hold mixed list and map literals: string formatting (as in
+Kubernetes) and our functions that read a Kubernetes object written as a literal
+(``labelSelector({'matchExpressions': [{'key': 'k', 'operator': 'In', 'values': [...]}]})``).
+"""
 
 
 @cache

@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
+from ..cel.compatibility import DEFAULT_VERSION, KubernetesVersion
 from ..cluster import kube_messages as km
 from ..cluster.connection import ConnectionLog
 from ..cluster.transport import ApiError, Backoff, Transport, end_stream, interrupt
@@ -52,7 +53,7 @@ from ..cluster.transport import lines as response_lines
 from ..framework.profiles import ConfigurationError, build_frameworks
 from ..framework.runtime import Framework
 from ..framework.scheduler import EngineSettings
-from ..policy import LoadResult, PolicySet, load_configmap, load_paths
+from ..policy import LoadResult, PolicySet, cel_version, load_configmap, load_paths
 from ..policy.configmap_manifest import POLICY_LABEL
 from ..policy.diagnostics import Diagnostic, DiagnosticKind
 from ..policy.documents import LoadedDocument
@@ -221,9 +222,12 @@ class CompileCache:
     """``build_policy_set`` that compiles only what changed: a document whose source text
     (file, or ConfigMap key) is unchanged since the last build reuses its compiled policy
     and its diagnostics. Compiling the built-in library takes about half a second; one
-    changed ConfigMap should not cost that."""
+    changed ConfigMap should not cost that. Every document is compiled at the CEL
+    compatibility ``version``."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic,
+                 version: KubernetesVersion = DEFAULT_VERSION) -> None:
+        self.version = version
         self._entries: dict[tuple[str, str | None, int, str, str], CompiledDocument] = {}
         self._clock = clock
 
@@ -246,7 +250,8 @@ class CompileCache:
                         raise CompileTimeout(document, path)
 
                 checkpoint(())
-                entry = compile_document(document, checkpoint)
+                entry = compile_document(document, checkpoint,
+                                         cel_version.for_document(document, self.version))
             used[key] = entry
             return entry
 
@@ -283,7 +288,7 @@ class Reloader(Worker):
         self._configmaps: dict[str, dict[str, dict[str, Any]]] = {}  # source → key → object
         self._pending_since: float | None = None
         self._initial = True
-        self._compiler = CompileCache(clock)
+        self._compiler = CompileCache(clock, cel_version.from_configuration(configuration))
         self._directory_cache: tuple[Signature, LoadResult] | None = None
         self._reported: set[tuple[str, str, str]] = set()  # (key, resourceVersion, note)
         self._lock = threading.Lock()

@@ -121,7 +121,7 @@ def environment(case: Case) -> Environment:
             functions[decl["name"]] = function_from_json(decl["name"], decl["function"])
     for name in raw.get("bindings", {}):
         variables.setdefault(name, t.DYN)
-    return Environment(variables=variables, functions=functions)
+    return Environment(variables=variables, functions=functions, version=None)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from policysched.cel import CelError, ast, checker, compile_expression, parser
+from policysched.cel.compatibility import KubernetesVersion
 from policysched.cel.environment import Environment
 from policysched.cel.errors import CelCompileError, CompileErrorKind
 from policysched.cel.library import Function, Overload, standard_library
@@ -80,7 +81,7 @@ def _conformance_env(case: Case) -> Environment:
             functions[decl["name"]] = function_from_json(decl["name"], decl["function"])
     for name in case.raw.get("bindings", {}):
         variables.setdefault(name, DYN)
-    return Environment(variables=variables, functions=functions)
+    return Environment(variables=variables, functions=functions, version=None)
 
 
 _ERROR_OUTCOMES = ("eval_error", "any_eval_errors", "unknown", "any_unknowns")
@@ -150,13 +151,9 @@ def test_conformance_types_from_json() -> None:
     ("'a' + 'b'", "string"),
     ("b'a' + b'b'", "bytes"),
     ("[1] + [2]", "list(int)"),
-    ("[1, 'a']", "list(dyn)"),
     ("[]", "list(dyn)"),
     ("{}", "map(dyn, dyn)"),
-    ("{'a': 1, 'b': 2.0}", "map(string, dyn)"),
     ("1 < 2.0 && 2u >= 1", "bool"),
-    ("1 == 'a'", "bool"),  # heterogeneous equality
-    ("[1] != {}", "bool"),
     ("timestamp(0) - timestamp(1)", "google.protobuf.Duration"),
     ("timestamp(0) + duration('1s')", "google.protobuf.Timestamp"),
     ("duration('1s') + timestamp(0)", "google.protobuf.Timestamp"),
@@ -169,8 +166,6 @@ def test_conformance_types_from_json() -> None:
     ("int", "type(int)"),
     ("type(1) == int", "bool"),
     ("null", "null_type"),
-    ("[timestamp(0), null]", "list(google.protobuf.Timestamp)"),
-    ("[null, optional.of(1)]", "list(optional_type(int))"),
     ("dyn(1) + 1", "int"),
     ("dyn(1) + dyn(2)", "dyn"),
     ("{'a': 1}.a", "int"),
@@ -211,6 +206,16 @@ def test_conformance_types_from_json() -> None:
 ])
 def test_inferred_type(text: str, want: str) -> None:
     assert type_of(text) == want
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("[1, 'a']", "list(dyn)"),
+    ("{'a': 1, 'b': 2.0}", "map(string, dyn)"),
+    ("[timestamp(0), null]", "list(google.protobuf.Timestamp)"),
+    ("[null, optional.of(1)]", "list(optional_type(int))"),
+])
+def test_mixed_literals_join_their_types_in_plain_cel(text: str, want: str) -> None:
+    assert type_of(text, env(version=None)) == want
 
 
 def test_variables_objects_and_selection() -> None:
@@ -414,6 +419,134 @@ def test_first_error_in_source_order() -> None:
 
 
 # ------------------------------------------------------------------------------------
+# Kubernetes' checker rules (cel-go v0.26 in Kubernetes 1.34's environment: texts, offsets)
+
+
+@pytest.mark.parametrize(("text", "message", "offset"), [
+    ("[1, 'a']", "expected type 'int' but found 'string'", 4),
+    ("{'a': 1, 'b': 'x'}", "expected type 'int' but found 'string'", 14),
+    ("[1, dyn('a')]", "expected type 'int' but found 'dyn'", 7),
+    ("[null, 1]", "expected type 'null' but found 'int'", 7),
+    ("[1, null]", "expected type 'int' but found 'null'", 4),
+    ("[1, 2u]", "expected type 'int' but found 'uint'", 4),
+    ("[[1], [2.0]]", "expected type 'list(int)' but found 'list(double)'", 6),
+    ("[[1], [dyn(2)]]", "expected type 'list(int)' but found 'list(dyn)'", 6),
+    ("[{'a': 1}, {'b': 'x'}]",
+     "expected type 'map(string, int)' but found 'map(string, string)'", 11),
+    ("[optional.of(1), optional.of('a')]",
+     "expected type 'optional_type(int)' but found 'optional_type(string)'", 28),
+    ("[?optional.of(1), 'a']", "expected type 'int' but found 'string'", 18),
+    ("{?'a': optional.of(1), 'b': 'x'}", "expected type 'int' but found 'string'", 28),
+    ("{1: 'a', 'b': 'c'}", "expected type 'int' but found 'string'", 9),
+    ("[int, string]", "expected type 'type(int)' but found 'type(string)'", 6),
+    ("[timestamp(0), null]", "expected type 'timestamp' but found 'null'", 15),
+    ("[1, 2].map(x, [x, 'a'])", "expected type 'int' but found 'string'", 18),
+    ("dyn([1, 'a'])", "expected type 'int' but found 'string'", 8),
+])
+def test_mixed_aggregate_literal_is_a_compile_error(text: str, message: str,
+                                                    offset: int) -> None:
+    err = error(text)
+    assert (err.kind, err.message, err.offset) == (CompileErrorKind.TYPE, message, offset)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("[[1], []]", "list(list(int))"),               # the final types are compared
+    ("{'a': [1], 'b': []}", "map(string, list(int))"),
+    ("[[], []]", "list(list(dyn))"),
+    ("[?optional.of(1), 2]", "list(int)"),         # an optional element's value counts
+    ("[optional.of(1), optional.none()]", "list(optional_type(int))"),
+    ("[type(1), int]", "list(type(int))"),
+    ("'%s, %d'.format([[1, 'a'], 2])", "string"),  # string formatting is exempt
+    ("[dyn(1), dyn('a')]", "list(dyn)"),
+])
+def test_homogeneous_aggregate_literal_is_accepted(text: str, want: str) -> None:
+    assert type_of(text) == want
+
+
+@pytest.mark.parametrize(("text", "applied", "offset"), [
+    ("1 == 'a'", "(int, string)", 2),
+    ("1 == 1.0", "(int, double)", 2),
+    ("1 == 1u", "(int, uint)", 2),
+    ("1 == null", "(int, null)", 2),
+    ("null == 1", "(null, int)", 5),
+    ("[1] == [1.0]", "(list(int), list(double))", 4),
+    ("{'a': 1} == {'a': 'b'}", "(map(string, int), map(string, string))", 9),
+    ("duration('1s') == 1", "(duration, int)", 15),
+    ("optional.of(1) == 1", "(optional_type(int), int)", 15),
+    ("type(1) == 1", "(type(int), int)", 8),
+    ("b'a' == 'a'", "(bytes, string)", 5),
+    ("[1].exists(x, x == 'a')", "(int, string)", 16),
+])
+def test_equality_between_different_static_types_is_a_compile_error(
+        text: str, applied: str, offset: int) -> None:
+    err = error(text)
+    op = "_!=_" if "!=" in text else "_==_"
+    assert err.kind == CompileErrorKind.TYPE
+    assert err.message == f"found no matching overload for '{op}' applied to '{applied}'"
+    assert err.offset == offset
+    assert error(text.replace("==", "!=")).message.startswith(
+        "found no matching overload for '_!=_'")
+
+
+@pytest.mark.parametrize("text", [
+    "dyn(1) == 'a'", "[1] == [dyn(1.0)]", "{'a': dyn(1)} == {'a': 1}", "null == null",
+    "optional.none() == null", "duration('1s') == null", "type(1) == int",
+    "1 < 1.0 && 2u > 1",  # ordering across numeric types stays (CrossTypeNumericComparisons)
+])
+def test_equality_with_dyn_or_null_and_numeric_ordering_are_accepted(text: str) -> None:
+    assert type_of(text) == "bool"
+
+
+# The CEL compatibility version: what exists before the release that introduced it.
+
+def at(minor: int) -> Environment:
+    return env(version=KubernetesVersion(1, minor))
+
+
+@pytest.mark.parametrize(("text", "minor", "message"), [
+    ("1 < 1.5", 27, "found no matching overload for '_<_' applied to '(int, double)'"),
+    ("[1].first()", 27, "undeclared reference to 'first': introduced in Kubernetes 1.28, "
+                        "the CEL compatibility version is 1.27"),
+    ("optional.of(1).hasValue()", 27, "undeclared reference to 'optional.of': introduced "
+                                      "in Kubernetes 1.28"),
+    ("{'a': 1}.?a", 27, "unsupported syntax '.?': introduced in Kubernetes 1.28"),
+    ("{'a': 1}[?'a']", 27, "unsupported syntax '[?': introduced in Kubernetes 1.28"),
+    ("sets.contains([1], [1])", 28, "undeclared reference to 'sets.contains': introduced "
+                                    "in Kubernetes 1.29"),
+    ("'%d'.format([1])", 28, "undeclared reference to 'format': introduced in Kubernetes "
+                             "1.29"),
+    ("isIP('1.2.3.4')", 29, "undeclared reference to 'isIP': introduced in Kubernetes 1.30"),
+    ("[1].all(i, v, v > 0)", 31, "unsupported two-variable comprehension: introduced in "
+                                 "Kubernetes 1.32"),
+    ("[1].transformList(i, v, v)", 31, "unsupported macro 'transformList': introduced in "
+                                       "Kubernetes 1.32"),
+    ("[2, 1].sort()", 33, "undeclared reference to 'sort': introduced in Kubernetes 1.34"),
+    ("[[1]].flatten()", 33, "undeclared reference to 'flatten': introduced in Kubernetes "
+                            "1.34"),
+])
+def test_a_function_or_syntax_is_refused_before_its_kubernetes_release(
+        text: str, minor: int, message: str) -> None:
+    err = error(text, at(minor))
+    assert message in err.message
+    assert type_of(text, at(minor + 1)) in ("bool", "optional_type(int)", "string",
+                                            "list(int)")
+
+
+@pytest.mark.parametrize("text", [
+    "math.greatest(1, 2) == 2", "cel.bind(x, 1, x > 0)", "base64.encode(b'a') != ''",
+    "'a'.matches('a') && 'ab'.find('b') == 'b'", "[1, 2].isSorted() && [1].sum() == 1",
+    "'a,b'.split(',').join('-') == 'a-b'", "duration('1h') > duration('1m')",
+])
+def test_what_every_version_has(text: str) -> None:
+    assert type_of(text, at(23)) == "bool"
+
+
+def test_no_suggestion_of_a_function_the_version_lacks() -> None:
+    assert "did you mean" not in error("[1].firsst()", at(27)).message
+    assert "did you mean 'first'" in error("[1].firsst()", at(28)).message
+
+
+# ------------------------------------------------------------------------------------
 # Literal arguments a function refuses (cel-go's regex / timestamp / duration validators)
 
 LITERAL_ENV = Environment(variables={"s": STRING, "x": STRING})
@@ -426,6 +559,8 @@ BAD_PATTERNS = [
     "a{1001}",        # repetition over RE2's 1000
     "\\pL{1000}",     # over the run-time engine's memory budget for one pattern
     "(unclosed",
+    "\\C",             # RE2 accepts one byte; Go's regexp (Kubernetes') does not
+    "[\\C]",
 ]
 
 
@@ -448,8 +583,16 @@ def test_invalid_regex_literal_is_a_compile_error_at_the_literal(
     assert err.message.startswith(f"invalid {function} argument: invalid regular expression ")
 
 
+def test_pattern_through_dyn_is_checked_too() -> None:
+    # Kubernetes compiles a constant pattern when it plans the program; dyn() is constant
+    text = "s.matches(dyn(dyn('a**')))"
+    err = error(text, LITERAL_ENV)
+    assert err.kind == CompileErrorKind.ARGUMENT and err.offset == text.index("'a")
+    assert check("s.matches(dyn(x))", LITERAL_ENV).type == BOOL
+
+
 @pytest.mark.parametrize("pattern", [*BAD_PATTERNS, "a*", "^[a-z0-9]([-a-z0-9]*)?$",
-                                     "(?i)x", "\\d{1000}", "(?P<n>a)", "\\C", ""])
+                                     "(?i)x", "\\d{1000}", "(?P<n>a)", "\\Q\\C\\E", "a\\\\C", ""])
 def test_compile_time_and_run_time_agree_on_every_pattern(pattern: str) -> None:
     literal = "'" + pattern.replace("\\", "\\\\") + "'"
     try:
@@ -491,6 +634,41 @@ def test_constant_conversion_that_always_fails_is_a_compile_error(
     assert err.offset == text.index("'", text.index(call))
     name = call.split("(")[0]
     assert err.message.startswith(f"invalid {name} argument: ") and fragment in err.message
+
+
+@pytest.mark.parametrize(("call", "message", "at"), [
+    ("int(1e19)", "invalid int argument: integer overflow", "1e19"),
+    ("int(-9223372036854775808.0)", "invalid int argument: integer overflow", "-9"),
+    ("uint(-1)", "invalid uint argument: unsigned integer overflow", "-1"),
+    ("uint(1.8446744073709552e19)", "invalid uint argument: unsigned integer overflow", "1.8"),
+    ("string(b'\\xff')",
+     "invalid string argument: invalid UTF-8 in bytes, cannot convert to string", "b'"),
+    ("timestamp(253402300800)", "invalid timestamp argument: timestamp overflow", "2534"),
+    ("timestamp(-62135596801)", "invalid timestamp argument: timestamp overflow", "-62"),
+    ("duration('2562048h')",
+     "invalid duration argument: duration '2562048h' out of range", "'"),
+    ("int(dyn(1e19))", "invalid int argument: integer overflow", "(1e19"),  # folded through
+    ("bytes(dyn(1))", "invalid bytes argument: no such overload", "(1)"),
+])
+def test_constant_conversion_kubernetes_folds_is_a_compile_error(
+        call: str, message: str, at: str) -> None:
+    """Kubernetes evaluates a type conversion of a constant when it plans the program
+    (cel.OptOptimize): a failing one is a compile error there, whatever the branch."""
+    text = f"s == '' || {call} != {call}"
+    err = error(text, LITERAL_ENV)
+    assert err.kind == CompileErrorKind.ARGUMENT
+    assert err.message.startswith(message)
+    assert err.offset == text.index(at, text.index(call))
+
+
+@pytest.mark.parametrize("text", [
+    "uint(1e19) > 0u", "int(9.2233720368547e18) > 0", "int(-1.5) == -1",
+    "timestamp(253402300799) > timestamp(-62135596800)",
+    "duration('2562047h') > duration('-9223372036.854775808s')",
+    "string(1.5) + string(b'ok') + string(dyn(1)) != ''", "type(dyn(1)) == int",
+])
+def test_constant_conversion_that_succeeds_is_accepted(text: str) -> None:
+    assert check(text, LITERAL_ENV).type == BOOL
 
 
 @pytest.mark.parametrize("text", [

@@ -35,7 +35,7 @@ def test_an_error_leaves_no_reference_cycle(text: str, value: bool | None) -> No
         try:
             result: bool | None = program.evaluate(act)
         except CelError as e:
-            assert "divide by zero" in e.message
+            assert "division by zero" in e.message
             result = None
         gc.collect()
         garbage = list(gc.garbage)

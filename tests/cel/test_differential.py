@@ -44,7 +44,8 @@ EXPRESSIONS = [
     "-pod.priority < 0 && pod.priority / 3 > 10",
 ]
 
-ENV = Environment(variables={"now": t.INT, "pod": t.MAP_STRING_DYN, "node": t.MAP_STRING_DYN})
+ENV = Environment(variables={"now": t.INT, "pod": t.MAP_STRING_DYN, "node": t.MAP_STRING_DYN},
+                  version=None)  # cel-python is plain CEL: no Kubernetes checker rules
 
 
 def random_pod(rng: random.Random) -> dict[str, Any]:

@@ -5,6 +5,7 @@ by array operations."""
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -86,6 +87,7 @@ EXPRESSIONS = [
     "format.named(pod.s == 'a' ? 'uuid' : 'byte').value().validate(node.s)",
     "pod.list.sortBy(v, v == node.s ? '' : v)",
     "[node.a, pod.x, node.b].sortBy(v, -v)[0]",
+    "node.d <= 0.25 || node.d >= double(pod.x)",
 ]
 
 
@@ -100,7 +102,7 @@ def random_node(rng: random.Random, beyond: bool = False) -> dict[str, Any]:
     return {
         "a": rng.choice(extremes) if extreme else rng.randint(-5, 5),
         "b": rng.randint(-2, 2),
-        "d": rng.choice((0.0, 0.25, 1.5, -2.0)),
+        "d": rng.choice((0.0, 0.25, 1.5, -2.0, math.nan)),  # NaN is not ordered: an error
         "s": rng.choice(("a", "b", "c", "bb")),
         "flag": rng.random() < 0.5,
         "m": {"k": rng.randint(0, 3)} if rng.random() < 0.7 else {},

@@ -233,7 +233,7 @@ def test_a_required_term_kubernetes_cannot_parse_matches_nothing() -> None:
     "labelSelector({}).matches(dyn({'a': ['x']}))",
     "nodeAffinity({}, null).matches(dyn({'name': 1}))",
     "nodeAffinity({}, null).matches(dyn({'labels': {}}))",
-    "podAffinityTerm({}, '', {}).selects(dyn({'namespace': 'x', 'labels': 1}))",
+    "podAffinityTerm({}, '', {}).selects(dyn({'namespace': dyn('x'), 'labels': dyn(1)}))",
     "dyn(labelSelector({})).selects(pod)",
     "dyn(podAffinityTerm({}, '', {})).matches({})",
     "dyn(1).score(node)",

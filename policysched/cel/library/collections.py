@@ -19,6 +19,7 @@ Kubernetes silently skips the failed comparison.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
@@ -41,7 +42,9 @@ from ..types import (
 from ..values import (
     INT64_MAX,
     INT64_MIN,
+    OVERFLOW,
     UINT64_MAX,
+    UINT_OVERFLOW,
     CelError,
     Duration,
     OptionalValue,
@@ -182,7 +185,7 @@ def list_sum(lst: Any) -> Any:
                 raise no_such_overload("sum", lst)
             total += x
             if not low <= total <= high:
-                raise CelError("return error for overflow")
+                raise CelError(OVERFLOW if t is int else UINT_OVERFLOW)
         return total if t is int else UInt(total)
     if t is Duration:
         ns = 0
@@ -192,6 +195,27 @@ def list_sum(lst: Any) -> Any:
             ns += x.ns
         return Duration(ns)
     raise no_such_overload("sum", lst)
+
+
+def _sum_of(result: Type) -> Callable[[Any], Any] | None:
+    """``sum`` for a call the checker typed ``result``: an empty list sums to that type's
+    zero (``0.0``, ``0u``, ``duration('0s')``), as Kubernetes' typed overloads give."""
+    zero: Any
+    if result == DOUBLE:
+        zero = 0.0
+    elif result == UINT:
+        zero = UInt(0)
+    elif result == DURATION:
+        zero = Duration(0)
+    else:
+        return None
+
+    def typed_sum(lst: Any) -> Any:
+        if _is_list(lst) and not lst:
+            return zero
+        return list_sum(lst)
+
+    return typed_sum
 
 
 def _extreme(name: str, lst: Any, prefer: int) -> Any:
@@ -446,8 +470,11 @@ FUNCTIONS: list[Function] = [
         tuple(member_overload(f"list_{n}_sum_{n}", (list_of(t),), t) for n, t in _SUMMABLE),
         list_sum,
         cost_per_size=True,
-        doc="sum of a list of ints, uints, doubles or durations",
-        examples=("[1, 2, 3].sum()", "nodePods.map(p, p.priority).sum()"),
+        doc="sum of a list of ints, uints, doubles or durations; an empty list sums to the "
+            "zero of its element type (0 when that type is dyn)",
+        examples=("[1, 2, 3].sum()", "nodePods.map(p, p.priority).sum()",
+                  "[0.5, 1.5].filter(x, x > 2.0).sum()"),
+        for_result=_sum_of,
     ),
     Function(
         "min",
@@ -499,7 +526,7 @@ FUNCTIONS: list[Function] = [
         flatten,
         cost_per_size=True,
         doc="the elements of the nested lists, one level deep or `depth` levels",
-        examples=("[[1], [2, [3]]].flatten()", "[[1], [2, [3]]].flatten(2)"),
+        examples=("[[1], [2, 3]].flatten()", "[[[1, 2]], [[3]]].flatten(2)"),
     ),
     Function(
         "distinct",

@@ -35,8 +35,11 @@ from ..values import (
     INT64_MAX,
     INT64_MIN,
     NANOS,
+    OVERFLOW,
     TIMESTAMP_MIN_SECONDS,
+    TIMESTAMP_OVERFLOW,
     UINT64_MAX,
+    UINT_OVERFLOW,
     CelError,
     Duration,
     OptionalValue,
@@ -64,8 +67,10 @@ def _conversion_error(value: Any, target: str) -> CelError:
 
 
 def _range_error(value: Any, target: str) -> CelError:
-    shown = _quote(value) if type(value) is str else repr(value)
-    return CelError(f"range error converting {shown} to {target}")
+    if type(value) is str:
+        return CelError(f"type conversion error from 'string' to '{target}': "
+                        f"{_quote(value)} is out of range")
+    return CelError(OVERFLOW if target == "int" else UINT_OVERFLOW)  # cel-go's texts
 
 
 # --------------------------------------------------------------------------- size & strings
@@ -314,7 +319,7 @@ def _timestamp(v: Any) -> Timestamp:
         return parse_timestamp(v)
     if tv is int:
         if not (-(2**40) < v < 2**40):
-            raise CelError(f"timestamp {v} out of range")
+            raise CelError(TIMESTAMP_OVERFLOW)
         return Timestamp(v * NANOS)
     raise no_such_overload("timestamp", v)
 
@@ -514,8 +519,9 @@ FUNCTIONS: list[Function] = [
         conversion=True,
     ),
     _function("dyn", _dyn, Overload("to_dyn", (A,), DYN),
-        doc="the value, typed dyn: the checker accepts it wherever any type is expected",
-        examples=("[dyn(1), 'one']",)),
+        doc="the value, typed dyn: the checker accepts it wherever any type is expected "
+            "(a list or map literal mixes types only when each of its values is dyn)",
+        examples=("[dyn(1), dyn('one')]",)),
     _function("type", _type, Overload("type", (A,), type_of_type(A)), doc="the type of a value",
         examples=("type(pod.priority) == int",)),
     _function(

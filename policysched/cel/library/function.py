@@ -44,6 +44,10 @@ class Function:
     ``columns`` lets the vectorised tier evaluate a call whose inputs differ on every node
     (a lookup by ``node``) with array operations instead of one call per node.
 
+    ``for_result`` picks the implementation of a call from the type the checker gave its
+    result (Kubernetes' overload per element type: ``sum()`` of an empty ``list(double)``
+    is ``0.0``); it returns None to keep ``impl``.
+
     ``doc`` says what the function does and ``examples`` are CEL expressions calling it:
     docs/reference.md is generated from them (``commands.reference``), and tests compile
     and evaluate every example.
@@ -63,3 +67,4 @@ class Function:
     # distinct input. Must agree with ``impl`` node by node.
     columns: Callable[..., Any] | None = None
     examples: tuple[str, ...] = ()
+    for_result: Callable[[Type], Callable[..., Any] | None] | None = None

@@ -14,7 +14,7 @@ from itertools import product
 from typing import Any
 
 from ..types import BOOL, DOUBLE, DYN, INT, UINT, Type, list_of
-from ..values import INT64_MIN, UINT64_MAX, CelError, UInt, no_such_overload
+from ..values import INT64_MIN, OVERFLOW, UINT64_MAX, CelError, UInt, no_such_overload
 from .function import Function, Overload
 
 _MASK64 = UINT64_MAX
@@ -133,7 +133,7 @@ def abs_(x: Any) -> Any:
     t = type(x)
     if t is int:
         if x == INT64_MIN:
-            raise CelError("return error for overflow")
+            raise CelError(OVERFLOW)
         return -x if x < 0 else x
     if t is float:
         return abs(x)

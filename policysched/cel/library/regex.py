@@ -53,8 +53,32 @@ def _compile(pattern: str) -> Any:
     return re2.compile(pattern, _OPTIONS)  # pragma: no cover
 
 
+def _any_byte_escape(pattern: str) -> bool:
+    """Whether ``pattern`` has ``\\C`` (one byte) outside ``\\Q...\\E``: RE2 accepts it, Go's
+    regexp (Kubernetes') does not."""
+    i, n = 0, len(pattern)
+    while i < n - 1:
+        if pattern[i] != "\\":
+            i += 1
+            continue
+        escaped = pattern[i + 1]
+        if escaped == "C":
+            return True
+        if escaped == "Q":
+            end = pattern.find("\\E", i + 2)
+            if end < 0:
+                return False
+            i = end
+        i += 2
+    return False
+
+
 def compile_regex(pattern: str) -> Any:
-    """The compiled RE2 pattern (cached); a bad pattern is a ``CelError``."""
+    """The compiled RE2 pattern (cached); a bad pattern is a ``CelError``. The syntax is
+    Go's (cel-go's): RE2's, without ``\\C``."""
+    if "\\C" in pattern and _any_byte_escape(pattern):
+        raise CelError(f"invalid regular expression {shown(pattern)!r}: "
+                       "invalid escape sequence: \\C")
     try:
         return _compile(pattern)
     except re2.error as err:

@@ -18,7 +18,6 @@ does.
 from __future__ import annotations
 
 import math
-from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -36,6 +35,7 @@ from ..values import (
 )
 from . import collections as _lists
 from .function import Function, Overload, member_overload
+from .time import format_timestamp
 
 LIST_STRING = list_of(STRING)
 LIST_A = list_of(A)
@@ -250,7 +250,6 @@ def quote(s: Any) -> str:
 
 # --- format -----------------------------------------------------------------------------
 
-_EPOCH = datetime(1970, 1, 1)
 _NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
 
 
@@ -276,19 +275,6 @@ def format_duration(d: Duration) -> str:
     if ns < 0:
         sec, nsec = -sec, -nsec
     return go_float(float(sec) + float(nsec) / 1e9) + "s"
-
-
-def format_timestamp(ts: Timestamp) -> str:
-    """RFC 3339 in UTC with nanoseconds, trailing zeros trimmed (Go's RFC3339Nano)."""
-    secs, nanos = divmod(ts.ns, NANOS)
-    dt = _EPOCH + timedelta(seconds=secs)
-    text = (
-        f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}"
-        f"T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
-    )
-    if nanos:
-        text += "." + f"{nanos:09d}".rstrip("0")
-    return text + "Z"
 
 
 def _format_error(message: str, v: Any) -> CelError:

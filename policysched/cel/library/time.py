@@ -21,7 +21,7 @@ from typing import Any
 
 from ..types import DURATION, INT, STRING, TIMESTAMP
 from ..values import (
-    DURATION_MAX_SECONDS,
+    INT64_MAX,
     NANOS,
     TIMESTAMP_MAX_SECONDS,
     TIMESTAMP_MIN_SECONDS,
@@ -141,18 +141,23 @@ def parse_timestamp(s: str) -> Timestamp:
             + hour * 3600 + minute * 60 + second - offset)
     if not (TIMESTAMP_MIN_SECONDS <= secs <= TIMESTAMP_MAX_SECONDS):
         raise CelError(f"timestamp {_quote(s)} out of range")
-    return Timestamp(secs * NANOS + nanos)
+    return Timestamp(secs * NANOS + nanos, offset)
 
 
 def format_timestamp(ts: Timestamp) -> str:
-    """RFC 3339 in UTC with the fraction trimmed of trailing zeros (Go's RFC3339Nano)."""
+    """RFC 3339 at the timestamp's own UTC offset (``Z`` for UTC) with the fraction
+    trimmed of trailing zeros: Go's RFC3339Nano, as cel-go prints a timestamp."""
     secs, nanos = divmod(ts.ns, NANOS)
-    days, sod = divmod(secs, _SECONDS_PER_DAY)
+    days, sod = divmod(secs + ts.offset, _SECONDS_PER_DAY)
     y, m, d = civil_from_days(days)
     text = f"{y:04d}-{m:02d}-{d:02d}T{sod // 3600:02d}:{sod // 60 % 60:02d}:{sod % 60:02d}"
     if nanos:
         text += "." + f"{nanos:09d}".rstrip("0")
-    return text + "Z"
+    if not ts.offset:
+        return text + "Z"
+    sign = "-" if ts.offset < 0 else "+"
+    minutes = abs(ts.offset) // 60
+    return f"{text}{sign}{minutes // 60:02d}:{minutes % 60:02d}"
 
 
 # --------------------------------------------------------------------------- durations
@@ -167,7 +172,6 @@ _UNITS: dict[str, int] = {
     "m": 60 * NANOS,
     "h": 3600 * NANOS,
 }
-_MAX_DURATION_NS = DURATION_MAX_SECONDS * NANOS + NANOS - 1
 
 
 def _bad_duration(s: str, why: str = "invalid duration") -> CelError:
@@ -178,8 +182,8 @@ def _bad_duration(s: str, why: str = "invalid duration") -> CelError:
 
 def parse_duration(s: str) -> Duration:
     """Go's ``time.ParseDuration`` syntax: ``[-+]?([0-9]*(\\.[0-9]*)?[a-zµμ]+)+`` or ``0``,
-    units ns, us/µs/μs, ms, s, m, h. Exact integer arithmetic; the range is protobuf's
-    (±315,576,000,000 s) rather than Go's int64 nanoseconds."""
+    units ns, us/µs/μs, ms, s, m, h. Exact integer arithmetic; the range is Go's (int64
+    nanoseconds, about ±292 years), which Kubernetes' cel-go has."""
     n = len(s)
     i = 0
     neg = False
@@ -220,7 +224,7 @@ def parse_duration(s: str) -> Duration:
         if frac:
             frac = frac[:30]  # digits past 1e-30 of an hour cannot reach a nanosecond
             total += int(frac) * unit // 10 ** len(frac)
-        if total > _MAX_DURATION_NS:
+        if total > (INT64_MAX + 1 if neg else INT64_MAX):
             raise CelError(f"duration {_quote(s)} out of range")
     return Duration(-total if neg else total)
 
@@ -361,9 +365,10 @@ def _dur_seconds(ns: int) -> int:
 
 
 def _dur_milliseconds(ns: int) -> int:
-    # The spec (and its conformance data) give the milliseconds *component* of the duration,
-    # i.e. of its nanos part, signed like the duration.
-    return _trunc_div(ns, 1_000_000) - _trunc_div(ns, NANOS) * 1000
+    # The whole duration in milliseconds, as cel-go (Go's Duration.Milliseconds) and so
+    # Kubernetes: the spec's conformance data still give the milliseconds *component*
+    # ('123.321s' → 321, "to be deprecated"); Kubernetes' users see 123321.
+    return _trunc_div(ns, 1_000_000)
 
 
 def _getter(
@@ -436,6 +441,8 @@ FUNCTIONS: list[Function] = [
               doc="second of the minute; for a duration, whole seconds",
               examples=("duration('2m30s').getSeconds()",)),
     _function("getMilliseconds", "timestamp_to_milliseconds", _ts_milliseconds,
-              _dur_milliseconds, doc="milliseconds of the second (of a duration: its part)",
+              _dur_milliseconds,
+              doc="milliseconds of the second; for a duration, all of it in milliseconds "
+                  "(as Kubernetes; the CEL spec's component is deprecated)",
               examples=("duration('1.5s').getMilliseconds()",)),
 ]

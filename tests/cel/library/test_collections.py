@@ -282,3 +282,17 @@ def test_declarations() -> None:
             "sets.intersects"} <= set(names)
     sets = [f for f in C.FUNCTIONS if f.name.startswith("sets.")]
     assert all(not o.member for f in sets for o in f.overloads)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("[0.5].filter(x, x > 1.0).sum()", 0.0),     # list(double): 0.0, as Kubernetes' overload
+    ("[1u].filter(x, x > 1u).sum()", UInt(0)),
+    ("[duration('1s')].filter(x, x > duration('1s')).sum()", Duration(0)),
+    ("[1].filter(x, x > 1).sum()", 0),
+    ("[].sum()", 0),
+    ("dyn([]).sum()", 0),                          # dyn: Kubernetes' int overload
+    ("[0.5, 1.5].sum()", 2.0),
+])
+def test_sum_of_an_empty_list_is_the_zero_of_its_static_type(text: str, want: Any) -> None:
+    got = compile_expression(text, Environment()).evaluate({})
+    assert got == want and type(got) is type(want)
