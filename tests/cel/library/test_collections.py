@@ -191,7 +191,7 @@ def test_sort_by_compile_errors(expr: str, kind: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("expr", "message"),
     [
-        ("dyn([1, 'a']).sortBy(e, e)", "list elements must have the same type"),
+        ("[dyn(1), dyn('a')].sortBy(e, e)", "list elements must have the same type"),
         ("dyn([[1], [2]]).sortBy(e, e)", "list elements must be comparable"),
         ("dyn({'b': 1}).sortBy(k, k)", "no such overload"),
     ],
