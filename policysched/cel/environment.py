@@ -26,6 +26,9 @@ class Environment:
     ``runtime_cost_limit`` bounds one evaluation.
     ``unavailable`` names variables that exist elsewhere but not here, with the reason shown
     to the user (e.g. ``node`` in preFilter).
+    ``reject_repeated_map_keys`` is the CEL specification's rule, which its conformance suite
+    tests: a map literal that repeats a key is an error. cel-go, and so Kubernetes, keeps
+    the last value (``{'a': 1, 'a': 2}`` is ``{'a': 2}``), which is the default here.
     """
 
     variables: Mapping[str, Type] = field(default_factory=dict)
@@ -35,3 +38,4 @@ class Environment:
     unavailable: Mapping[str, str] = field(default_factory=dict)
     cost_limit: int | None = None
     runtime_cost_limit: int | None = None
+    reject_repeated_map_keys: bool = False

@@ -18,6 +18,7 @@ from typing import Any
 
 from policysched.cel import CelCompileError, CelError, Environment, compile_expression
 from policysched.cel import types as t
+from policysched.cel.library.formatting import SPEC_FORMAT
 from policysched.cel.values import TYPE_IDENTIFIERS, OptionalValue, TypeValue, UInt, type_of
 from tests.cel.conformance_types import function_from_json, type_from_json
 
@@ -114,6 +115,8 @@ def environment(case: Case) -> Environment:
     raw = case.raw
     variables: dict[str, t.Type] = {}
     functions = dict(Environment().functions)
+    # the specification's string.format (cel-go's latest), not Kubernetes' ext.Strings v2
+    functions["format"] = SPEC_FORMAT
     for decl in raw.get("type_env", []):
         if "ident" in decl:
             variables[decl["name"]] = _declared_type(decl["ident"]["type"])
@@ -121,7 +124,7 @@ def environment(case: Case) -> Environment:
             functions[decl["name"]] = function_from_json(decl["name"], decl["function"])
     for name in raw.get("bindings", {}):
         variables.setdefault(name, t.DYN)
-    return Environment(variables=variables, functions=functions)
+    return Environment(variables=variables, functions=functions, reject_repeated_map_keys=True)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from . import (
     comparisons,
     core,
     encoders,
+    formatting,
     math,
     network,
     quantity,
@@ -34,8 +35,8 @@ __all__ = ["Function", "Overload", "member_overload", "standard_library"]
 def standard_library() -> dict[str, Function]:
     """All functions available to policies, by name."""
     lib: dict[str, Function] = {}
-    for module in (core, strings, regex, collections, math, encoders, time, quantity, semver,
-                   comparisons, network):
+    for module in (core, strings, formatting, regex, collections, math, encoders, time,
+                   quantity, semver, comparisons, network):
         for fn in module.FUNCTIONS:
             if fn.name in lib:
                 raise ValueError(f"function {fn.name} declared twice")
