@@ -83,10 +83,10 @@ def index_of(*args: Any) -> int:
                 return s.find(sub)
             off = args[2]
             if n == 3 and type(off) is int:
+                if not sub:  # cel-go: the offset as it is, even out of range
+                    return off
                 if off < 0:
                     raise _out_of_range(off)
-                if not sub:
-                    return min(off, len(s))
                 if off >= len(s):
                     return -1
                 return s.find(sub, off)
@@ -106,10 +106,10 @@ def last_index_of(*args: Any) -> int:
                 return s.rfind(sub)
             off = args[2]
             if n == 3 and type(off) is int:
+                if not sub:  # cel-go: the offset as it is, even out of range
+                    return off
                 if off < 0:
                     raise _out_of_range(off)
-                if not sub:
-                    return min(off, len(s))
                 if off >= len(s):
                     return -1
                 # the last match starting at or before ``off``

@@ -60,9 +60,11 @@ def test_char_at() -> None:
         (("hello wello", "hello wello"), 0),
         (("hello wello", "ello", 6), 7),
         (("hello wello", "elbo room!!"), -1),
-        # cel-go: an offset past the end finds nothing; the empty string clamps to the end
+        # cel-go (Kubernetes 1.34): an offset past the end finds nothing; the empty string
+        # is found at the offset as it is, even out of range
         (("tacocat", "a", 30), -1),
-        (("tacocat", "", 30), 7),
+        (("tacocat", "", 30), 30),
+        (("abc", "", -1), -1),
         (("tacocat", "a", 7), -1),
     ],
 )
@@ -88,7 +90,8 @@ def test_index_of(args: tuple[Any, ...], want: int) -> None:
         (("hello wello", "hello wello"), 0),
         (("bananananana", "nana", 7), 6),
         (("tacocat", "a", 30), -1),
-        (("tacocat", "", 30), 7),
+        (("tacocat", "", 30), 30),
+        (("abc", "", -2), -2),
         (("hello mellow", "ello", 6), 1),
     ],
 )
