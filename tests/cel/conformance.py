@@ -19,6 +19,7 @@ from typing import Any
 from policysched.cel import CelCompileError, CelError, Environment, compile_expression
 from policysched.cel import types as t
 from policysched.cel.library.formatting import SPEC_FORMAT
+from policysched.cel.library.strings import SPEC_REVERSE
 from policysched.cel.values import TYPE_IDENTIFIERS, OptionalValue, TypeValue, UInt, type_of
 from tests.cel.conformance_types import function_from_json, type_from_json
 
@@ -115,8 +116,10 @@ def environment(case: Case) -> Environment:
     raw = case.raw
     variables: dict[str, t.Type] = {}
     functions = dict(Environment().functions)
-    # the specification's string.format (cel-go's latest), not Kubernetes' ext.Strings v2
+    # the specification's string.format and string reverse (cel-go's latest ext.Strings),
+    # not Kubernetes' ext.Strings version 2
     functions["format"] = SPEC_FORMAT
+    functions["reverse"] = SPEC_REVERSE
     for decl in raw.get("type_env", []):
         if "ident" in decl:
             variables[decl["name"]] = _declared_type(decl["ident"]["type"])

@@ -1,8 +1,10 @@
-"""String functions of cel-go's ``ext.Strings`` library (latest version semantics).
+"""String functions of cel-go's ``ext.Strings`` library, version 2 as Kubernetes 1.34
+enables it.
 
 ``charAt``, ``indexOf``, ``lastIndexOf``, ``lowerAscii``, ``upperAscii``, ``replace``,
-``split``, ``substring``, ``trim``, ``join``, ``reverse`` and ``strings.quote``
-(``format`` is in ``formatting``).
+``split``, ``substring``, ``trim``, ``join`` and ``strings.quote`` (``format`` is in
+``formatting``); ``reverse`` of lists only, as Kubernetes (``SPEC_REVERSE``, which also
+reverses strings, is for the CEL conformance suite).
 Positions are Unicode code points (Python ``str`` indices), as cel-go's rune indices.
 
 ``indexOf``, ``lastIndexOf`` and ``reverse`` also have list overloads (Kubernetes lists and
@@ -214,12 +216,18 @@ def join(*args: Any) -> str:
 
 
 def reverse(v: Any) -> Any:
-    """``string.reverse()`` (by code points) and the ext lists ``list.reverse()``."""
-    if type(v) is str:
-        return v[::-1]
+    """The ext lists ``list.reverse()``; Kubernetes 1.34 has no ``string.reverse()``
+    (ext.Strings version 3), not even for a ``dyn`` string at run time."""
     if _is_list(v):
         return _lists.list_reverse(v)
     raise no_such_overload("reverse", v)
+
+
+def spec_reverse(v: Any) -> Any:
+    """``reverse()`` of cel-go's latest libraries: lists, and strings by code points."""
+    if type(v) is str:
+        return v[::-1]
+    return reverse(v)
 
 
 def _sanitize(s: str) -> str:
@@ -236,6 +244,17 @@ def quote(s: Any) -> str:
         return '"' + _sanitize(s).translate(_QUOTE) + '"'
     raise no_such_overload("strings.quote", s)
 
+
+_LIST_REVERSE = member_overload("list_reverse", (LIST_A,), LIST_A)
+
+# The CEL specification's reverse (the conformance suite's): strings too.
+SPEC_REVERSE = Function(
+    "reverse",
+    (member_overload("string_reverse", (STRING,), STRING), _LIST_REVERSE),
+    spec_reverse,
+    cost_per_size=True,
+    doc="the string's code points, or the list's elements, in reverse order",
+)
 
 FUNCTIONS: list[Function] = [
     Function(
@@ -336,14 +355,11 @@ FUNCTIONS: list[Function] = [
     ),
     Function(
         "reverse",
-        (
-            member_overload("string_reverse", (STRING,), STRING),
-            member_overload("list_reverse", (LIST_A,), LIST_A),
-        ),
+        (_LIST_REVERSE,),
         reverse,
         cost_per_size=True,
-        doc="the string's code points, or the list's elements, in reverse order",
-        examples=("'abc'.reverse()", "[1, 2, 3].reverse()"),
+        doc="the list's elements in reverse order (as Kubernetes, not strings)",
+        examples=("[1, 2, 3].reverse()",),
     ),
     Function(
         "strings.quote",

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from policysched.cel import CelCompileError, Environment, compile_expression
 from policysched.cel.library import strings as S
 from policysched.cel.values import CelError, UInt
 
@@ -206,12 +207,23 @@ def test_trim_uses_go_whitespace() -> None:
 
 
 def test_reverse() -> None:
-    assert S.reverse("") == ""
-    assert S.reverse("☺") == "☺"
-    assert S.reverse("Ta©oCαt") == "tαCo©aT"
-    assert S.reverse([5, 3, 1, 2]) == [2, 1, 3, 5]
-    assert S.reverse((1, "a")) == ["a", 1]
-    assert "no such overload" in _err(S.reverse, 1)
+    assert S.spec_reverse("") == ""
+    assert S.spec_reverse("☺") == "☺"
+    assert S.spec_reverse("Ta©oCαt") == "tαCo©aT"
+    for impl in (S.reverse, S.spec_reverse):
+        assert impl([5, 3, 1, 2]) == [2, 1, 3, 5]
+        assert impl((1, "a")) == ["a", 1]
+        assert "no such overload" in _err(impl, 1)
+
+
+def test_no_string_reverse_as_kubernetes() -> None:
+    # Kubernetes 1.34 enables ext.Strings version 2: reverse() of a string is a compile
+    # error, and a run-time one for a dyn string
+    with pytest.raises(CelCompileError, match="reverse"):
+        compile_expression("'abc'.reverse()", Environment())
+    program = compile_expression("dyn('abc').reverse()", Environment())
+    with pytest.raises(CelError, match="no such overload"):
+        program.evaluate({})
 
 
 def test_join() -> None:
