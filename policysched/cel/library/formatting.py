@@ -296,10 +296,10 @@ def _literal(v: Any) -> str:
         return _list_text(v)
     if t is dict:
         return _map_text(v)
-    text = _scalar_text(v)
-    if text is None:
+    scalar = _scalar_text(v)
+    if scalar is None:
         raise CelError(f"error during formatting: no formatting function for {type_name(v)}")
-    return text
+    return scalar
 
 
 def _list_text(v: Any) -> str:
