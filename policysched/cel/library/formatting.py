@@ -107,21 +107,22 @@ def parse_template(template: str, max_precision: int | None) -> Template:
             while k < size and "0" <= template[k] <= "9":
                 k += 1
             digits = template[j:k]
+            value = template[j:k].lstrip("0")  # strconv.Atoi reads leading zeros
             if k >= size:
                 return stop(_precision_error("could not find end of precision specifier"))
             if not digits:
                 return stop(_precision_error(
                     "error while converting precision to integer: "
                     'strconv.Atoi: parsing "": invalid syntax'))
-            if max_precision is not None and (len(digits) > 4
-                                              or int(digits) > max_precision):
+            if max_precision is not None and (len(value) > 4
+                                              or int(value or "0") > max_precision):
                 return stop(_precision_error(
                     f"precision {digits} exceeds maximum allowed precision {max_precision}"))
-            if len(digits) > 19 and int(digits) > GO_INT_MAX:
+            if len(value) > 19 or (len(value) == 19 and int(value) > GO_INT_MAX):
                 return stop(_precision_error(
                     "error while converting precision to integer: "
                     f'strconv.Atoi: parsing "{digits}": value out of range'))
-            precision = int(digits)
+            precision = int(value or "0")
             j = k
         verb = template[j]
         if verb not in _VERBS:

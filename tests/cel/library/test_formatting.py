@@ -114,6 +114,12 @@ def test_kubernetes_format_errors(template: str, args: list[Any], message: str) 
 def test_kubernetes_format_has_no_precision_limit() -> None:
     # x/text: at most int16 decimals, at least uint8 (1000 % 256 = 232)
     assert F.format_kubernetes("%.1000f", [1.5]) == "1.5" + "0" * 231
+    # strconv.Atoi: leading zeros are read, more than int64 is an error (no Python int
+    # conversion of the whole digit string, which Python limits)
+    assert F.format_kubernetes("%." + "0" * 5000 + "3f", [1.5]) == "1.500"
+    assert "value out of range" in _err(F.format_kubernetes, "%." + "1" * 5000 + "f", [1.5])
+    assert "exceeds maximum allowed precision" in _err(F.format_spec, "%." + "1" * 5000 + "f",
+                                                       [1.5])
 
 
 @pytest.mark.parametrize(
