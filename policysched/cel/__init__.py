@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import ast, checker, compiler, cost, parser
+from . import ast, checker, compiler, cost, parser, validation
 from .environment import Environment
 from .errors import CelCompileError, CompileErrorKind
 from .types import DYN, Type
@@ -67,6 +67,7 @@ def compile_expression(
     if check:
         checked = checker.check(tree, env)
         result_type, types = checked.type, checked.types
+        validation.validate(tree, env, checked)
         if expected is not None:
             checker.require_result(tree, result_type, expected)
         estimated = cost.estimate(tree, env, types)

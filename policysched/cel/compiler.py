@@ -268,6 +268,7 @@ class _Compiler:
             (self.compile(e.key, scope), self.compile(e.value, scope), e.optional)
             for e in node.entries
         ]
+        reject_repeats = self.env.version is None  # the CEL specification's rule
 
         def create(act: Activation) -> dict[Any, Any]:
             out: dict[Any, Any] = {}
@@ -278,11 +279,17 @@ class _Compiler:
                     if type(value) is not OptionalValue:
                         raise CelError(f"optional entry expected, found {value!r}")
                     if not value.has:
+                        if key in out and _held_key(out, key) is key:
+                            del out[key]  # cel-go: an absent entry removes an earlier one
                         continue
                     value = value.value
-                if map_lookup(out, key)[0]:
-                    raise CelError(f"Failed with repeated key: {key}")
-                out[key] = value
+                if reject_repeats and map_lookup(out, key)[0]:
+                    raise CelError(f"Failed with repeated key: {_cel_key(key)}")
+                if key in out and _held_key(out, key) is not key:
+                    raise CelError(f"map keys {_cel_key(_held_key(out, key))} and "
+                                   f"{_cel_key(key)} cannot be in one map here (Python "
+                                   "compares them equal)")
+                out[key] = value  # a repeated key: the last value wins, as in cel-go
             return out
 
         return create
@@ -360,6 +367,17 @@ class _LazySlots(dict[str, Any]):
 
 
 # -- closure builders (module level so closures capture only what they need) -------------
+
+
+def _held_key(m: dict[Any, Any], key: Any) -> Any:
+    """The key of ``m`` equal to ``key``, or ``key`` itself when that one has the same CEL
+    type: ``1``, ``1u`` and ``true`` are distinct CEL map keys but one Python dict key."""
+    held = next(k for k in m if k == key)
+    return key if type(held) is type(key) else held
+
+
+def _cel_key(key: Any) -> str:
+    return ("true" if key else "false") if type(key) is bool else repr(key)
 
 
 def _raiser(message: str, evaluate_first: list[Evaluator] | None = None) -> Evaluator:

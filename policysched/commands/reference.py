@@ -36,6 +36,7 @@ from ..cel.library import (
     comparisons,
     core,
     encoders,
+    formatting,
     network,
     quantity,
     regex,
@@ -208,7 +209,7 @@ TYPE_PATHS = {
 # the function libraries, in the order the reference lists them
 LIBRARIES: Sequence[tuple[str, Sequence[Function]]] = (
     ("Standard functions and conversions", core.FUNCTIONS),
-    ("Strings", strings.FUNCTIONS),
+    ("Strings", [*strings.FUNCTIONS, *formatting.FUNCTIONS]),
     ("Regular expressions (RE2)", regex.FUNCTIONS),
     ("Lists and sets", collections.FUNCTIONS),
     ("Math", cel_math.FUNCTIONS),

@@ -18,6 +18,9 @@ from typing import Any
 
 from policysched.cel import CelCompileError, CelError, Environment, compile_expression
 from policysched.cel import types as t
+from policysched.cel.library import Function, standard_library
+from policysched.cel.library.formatting import SPEC_FORMAT
+from policysched.cel.library.strings import SPEC_REVERSE
 from policysched.cel.values import TYPE_IDENTIFIERS, OptionalValue, TypeValue, UInt, type_of
 from tests.cel.conformance_types import function_from_json, type_from_json
 
@@ -109,11 +112,20 @@ def _declared_type(decl: dict[str, Any]) -> t.Type:
     return type_from_json(decl)
 
 
+def spec_functions() -> dict[str, Function]:
+    """The standard library with the specification's string.format and string reverse
+    (cel-go's latest ext.Strings), not Kubernetes' ext.Strings version 2."""
+    functions = dict(standard_library())
+    functions["format"] = SPEC_FORMAT
+    functions["reverse"] = SPEC_REVERSE
+    return functions
+
+
 def environment(case: Case) -> Environment:
     """Variables and extra functions the case declares in its ``type_env``."""
     raw = case.raw
     variables: dict[str, t.Type] = {}
-    functions = dict(Environment().functions)
+    functions = spec_functions()
     for decl in raw.get("type_env", []):
         if "ident" in decl:
             variables[decl["name"]] = _declared_type(decl["ident"]["type"])

@@ -28,7 +28,7 @@ from policysched.cel.types import (
     optional_of,
     type_of_type,
 )
-from tests.cel.conformance import Case, proto_free_cases
+from tests.cel.conformance import Case, proto_free_cases, spec_functions
 from tests.cel.conformance_types import function_from_json, type_from_json
 
 POD = Type("Pod")
@@ -73,7 +73,7 @@ def nodes(tree: ast.Node) -> list[ast.Node]:
 
 def _conformance_env(case: Case) -> Environment:
     variables: dict[str, Type] = {}
-    functions = dict(standard_library())
+    functions = spec_functions()
     for decl in case.raw.get("type_env", []):
         if "ident" in decl:
             variables[decl["name"]] = type_from_json(decl["ident"]["type"])

@@ -19,6 +19,7 @@ from . import (
     core,
     encoders,
     format,
+    formatting,
     math,
     network,
     quantity,
@@ -36,8 +37,8 @@ __all__ = ["Function", "Overload", "member_overload", "standard_library"]
 def standard_library() -> dict[str, Function]:
     """All functions available to policies, by name."""
     lib: dict[str, Function] = {}
-    for module in (core, strings, regex, collections, math, encoders, time, quantity, semver,
-                   comparisons, network, url, format):
+    for module in (core, strings, formatting, regex, collections, math, encoders, time,
+                   quantity, semver, comparisons, network, url, format):
         for fn in module.FUNCTIONS:
             if fn.name in lib:
                 raise ValueError(f"function {fn.name} declared twice")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import ast
 from ..types import Type
 
 
@@ -41,6 +42,11 @@ class Function:
     timestamp, quantity ...). This is what cel-go's regex / timestamp / duration literal
     validators do for Kubernetes.
 
+    ``validator`` is a compile-time check of a call (cel-go's AST validators, which
+    Kubernetes enables): after type checking it receives the call and the checked type of
+    any node, and raises ``CelCompileError`` for a call Kubernetes rejects
+    (``'%d'.format(['a'])``).
+
     ``columns`` lets the vectorised tier evaluate a call whose inputs differ on every node
     (a lookup by ``node``) with array operations instead of one call per node.
 
@@ -62,6 +68,7 @@ class Function:
     doc: str = ""
     literal_check: Callable[[str], object] | None = None
     literal_arg: int = 0
+    validator: Callable[[ast.Call, Callable[[ast.Node], Type]], None] | None = None
     # tier 3: the call over all nodes at once, given its arguments (receiver first) as
     # ``cel.vector`` values; returns a column, or None to fall back to ``impl`` per
     # distinct input. Must agree with ``impl`` node by node.

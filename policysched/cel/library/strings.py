@@ -1,7 +1,10 @@
-"""String functions of cel-go's ``ext.Strings`` library (latest version semantics).
+"""String functions of cel-go's ``ext.Strings`` library, version 2 as Kubernetes 1.34
+enables it.
 
 ``charAt``, ``indexOf``, ``lastIndexOf``, ``lowerAscii``, ``upperAscii``, ``replace``,
-``split``, ``substring``, ``trim``, ``join``, ``reverse``, ``strings.quote`` and ``format``.
+``split``, ``substring``, ``trim``, ``join`` and ``strings.quote`` (``format`` is in
+``formatting``); ``reverse`` of lists only, as Kubernetes (``SPEC_REVERSE``, which also
+reverses strings, is for the CEL conformance suite).
 Positions are Unicode code points (Python ``str`` indices), as cel-go's rune indices.
 
 ``indexOf``, ``lastIndexOf`` and ``reverse`` also have list overloads (Kubernetes lists and
@@ -17,25 +20,16 @@ does.
 
 from __future__ import annotations
 
-import math
-from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
-from ..types import INT, LIST_DYN, STRING, A, list_of
+from ..types import INT, STRING, A, list_of
 from ..values import (
-    NANOS,
     CelError,
-    Duration,
-    Timestamp,
-    TypeValue,
-    UInt,
     no_such_overload,
     type_name,
 )
 from . import collections as _lists
 from .function import Function, Overload, member_overload
-from .time import format_timestamp
 
 LIST_STRING = list_of(STRING)
 LIST_A = list_of(A)
@@ -58,7 +52,6 @@ _QUOTE = {
     ord("\\"): "\\\\",
     ord('"'): '\\"',
 }
-MAX_FORMAT_PRECISION = 100  # cel-go's default limit (strings version >= 5)
 
 
 def _is_list(v: Any) -> bool:
@@ -94,8 +87,8 @@ def index_of(*args: Any) -> int:
                 return s.find(sub)
             off = args[2]
             if n == 3 and type(off) is int:
-                if not sub:
-                    return off  # whatever it is, as cel-go
+                if not sub:  # cel-go: the offset as it is, even out of range
+                    return off
                 if off < 0:
                     raise _out_of_range(off)
                 if off >= len(s):
@@ -117,8 +110,8 @@ def last_index_of(*args: Any) -> int:
                 return s.rfind(sub)
             off = args[2]
             if n == 3 and type(off) is int:
-                if not sub:
-                    return off  # whatever it is, as cel-go
+                if not sub:  # cel-go: the offset as it is, even out of range
+                    return off
                 if off < 0:
                     raise _out_of_range(off)
                 if off >= len(s):
@@ -225,12 +218,18 @@ def join(*args: Any) -> str:
 
 
 def reverse(v: Any) -> Any:
-    """``string.reverse()`` (by code points) and the ext lists ``list.reverse()``."""
-    if type(v) is str:
-        return v[::-1]
+    """The ext lists ``list.reverse()``; Kubernetes 1.34 has no ``string.reverse()``
+    (ext.Strings version 3), not even for a ``dyn`` string at run time."""
     if _is_list(v):
         return _lists.list_reverse(v)
     raise no_such_overload("reverse", v)
+
+
+def spec_reverse(v: Any) -> Any:
+    """``reverse()`` of cel-go's latest libraries: lists, and strings by code points."""
+    if type(v) is str:
+        return v[::-1]
+    return reverse(v)
 
 
 def _sanitize(s: str) -> str:
@@ -248,241 +247,16 @@ def quote(s: Any) -> str:
     raise no_such_overload("strings.quote", s)
 
 
-# --- format -----------------------------------------------------------------------------
+_LIST_REVERSE = member_overload("list_reverse", (LIST_A,), LIST_A)
 
-_NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
-
-
-def go_float(x: float) -> str:
-    """Go's ``strconv.FormatFloat(x, 'f', -1, 64)`` (shortest digits, never an exponent),
-    with CEL's spelling of NaN and infinities."""
-    if x != x:
-        return "NaN"
-    if x in _NON_FINITE:
-        return _NON_FINITE[x]
-    r = repr(x)
-    if "e" in r:
-        return format(Decimal(r), "f")
-    if r.endswith(".0"):
-        return r[:-2]
-    return r
-
-
-def format_duration(d: Duration) -> str:
-    """Seconds with the shortest fraction, e.g. ``6347s`` or ``1.5s`` (cel-go %s)."""
-    ns = d.ns
-    sec, nsec = divmod(abs(ns), NANOS)
-    if ns < 0:
-        sec, nsec = -sec, -nsec
-    return go_float(float(sec) + float(nsec) / 1e9) + "s"
-
-
-def _format_error(message: str, v: Any) -> CelError:
-    return CelError(f"error during formatting: {message}, was given {type_name(v)}")
-
-
-def format_string(v: Any) -> str:
-    """The ``%s`` rendering of a value (also used for list elements and map entries)."""
-    t = type(v)
-    if t is str:
-        return v
-    if t is bool:
-        return "true" if v else "false"
-    if t is int or t is UInt:
-        return str(int(v))
-    if t is float:
-        return go_float(v)
-    if v is None:
-        return "null"
-    if t is list or t is tuple:
-        return "[" + ", ".join([format_string(x) for x in v]) + "]"
-    if t is dict:
-        entries = sorted((format_string(k), format_string(x)) for k, x in v.items())
-        return "{" + ", ".join([f"{k}: {x}" for k, x in entries]) + "}"
-    if t is bytes:
-        return v.decode("utf-8", "replace")
-    if t is Duration:
-        return format_duration(v)
-    if t is Timestamp:
-        return format_timestamp(v)
-    if t is TypeValue:
-        return v.name
-    raise _format_error(
-        "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, "
-        "types, durations, and timestamps",
-        v,
-    )
-
-
-def _format_decimal(v: Any, _precision: int) -> str:
-    t = type(v)
-    if t is int or t is UInt:
-        return str(int(v))
-    if t is float:
-        return go_float(v)
-    raise _format_error("decimal clause can only be used on integers", v)
-
-
-def _format_fixed(v: Any, precision: int) -> str:
-    t = type(v)
-    if t is int or t is UInt:
-        return f"{float(v):.{precision}f}"
-    if t is float:
-        if v != v or v in _NON_FINITE:
-            return go_float(v)
-        return f"{v:.{precision}f}"
-    raise _format_error("fixed-point clause can only be used on doubles", v)
-
-
-def _format_scientific(v: Any, precision: int) -> str:
-    t = type(v)
-    if t is int or t is UInt:
-        return f"{float(v):.{precision}e}"
-    if t is float:
-        if v != v or v in _NON_FINITE:
-            return go_float(v)
-        return f"{v:.{precision}e}"
-    raise _format_error("scientific clause can only be used on doubles", v)
-
-
-def _format_binary(v: Any, _precision: int) -> str:
-    t = type(v)
-    if t is bool:
-        return "1" if v else "0"
-    if t is int or t is UInt:
-        return format(int(v), "b")
-    raise _format_error("only integers and bools can be formatted as binary", v)
-
-
-def _format_hex(v: Any, _precision: int) -> str:
-    t = type(v)
-    if t is int or t is UInt:
-        return format(int(v), "x")
-    if t is str:
-        return _sanitize(v).encode("utf-8").hex()
-    if t is bytes:
-        return v.hex()
-    raise _format_error("only integers, byte buffers, and strings can be formatted as hex", v)
-
-
-def _format_hex_upper(v: Any, precision: int) -> str:
-    return _format_hex(v, precision).upper()
-
-
-def _format_octal(v: Any, _precision: int) -> str:
-    t = type(v)
-    if t is int or t is UInt:
-        return format(int(v), "o")
-    raise _format_error("octal clause can only be used on integers", v)
-
-
-def _format_s(v: Any, _precision: int) -> str:
-    return format_string(v)
-
-
-_CLAUSES = {
-    "s": _format_s,
-    "d": _format_decimal,
-    "f": _format_fixed,
-    "e": _format_scientific,
-    "b": _format_binary,
-    "x": _format_hex,
-    "X": _format_hex_upper,
-    "o": _format_octal,
-}
-
-
-def _clause_error(message: str) -> str:
-    return f"could not parse formatting clause: {message}"
-
-
-# A parsed template: literal text, then (clause, precision) per substitution; a template
-# that cannot be parsed ends with its error message (raised only once the arguments before
-# it have been formatted, as cel-go, which checks the argument count first).
-_Parsed = tuple[tuple[str, ...], tuple[tuple[Any, int], ...], str | None]
-
-
-@lru_cache(maxsize=512)
-def _parse_template(template: str) -> _Parsed:
-    literals: list[str] = []
-    clauses: list[tuple[Any, int]] = []
-    size = len(template)
-    text: list[str] = []
-    start = 0
-    i = template.find("%")
-    while i >= 0:
-        text.append(template[start:i])
-        if i + 1 < size and template[i + 1] == "%":
-            text.append("%")
-            start = i + 2
-            i = template.find("%", start)
-            continue
-        literals.append("".join(text))
-        text = []
-        if i + 1 >= size:
-            return tuple(literals), tuple(clauses), "unexpected end of string"
-        j = i + 1
-        precision = 6
-        if template[j] == ".":
-            j += 1
-            k = j
-            while k < size and "0" <= template[k] <= "9":
-                k += 1
-            digits = template[j:k]
-            error = None
-            if k >= size:
-                error = "could not find end of precision specifier"
-            elif not digits:
-                error = (
-                    "error while converting precision to integer: "
-                    'strconv.Atoi: parsing "": invalid syntax'
-                )
-            elif len(digits) > 4 or int(digits) > MAX_FORMAT_PRECISION:
-                error = (
-                    f"precision {digits} exceeds maximum allowed precision "
-                    f"{MAX_FORMAT_PRECISION}"
-                )
-            if error is not None:
-                message = _clause_error(f"error while parsing precision: {error}")
-                return tuple(literals), tuple(clauses), message
-            precision = int(digits)
-            j = k
-        verb = template[j]
-        clause = _CLAUSES.get(verb)
-        if clause is None:
-            message = _clause_error(f'unrecognized formatting clause "{verb}"')
-            return tuple(literals), tuple(clauses), message
-        clauses.append((clause, precision))
-        start = j + 1
-        i = template.find("%", start)
-    text.append(template[start:])
-    literals.append("".join(text))
-    return tuple(literals), tuple(clauses), None
-
-
-def format_(*args: Any) -> str:
-    """``"template".format([args])`` with clauses %s %d %f %e %b %x %X %o and ``%%``; ``%.Nf``
-    / ``%.Ne`` set the precision (default 6)."""
-    if len(args) != 2 or type(args[0]) is not str or not _is_list(args[1]):
-        raise no_such_overload("format", *args)
-    template: str = args[0]
-    values = args[1]
-    if "%" not in template:
-        return template
-    literals, clauses, error = _parse_template(template)
-    out = [literals[0]]
-    n = len(values)
-    for index, (clause, precision) in enumerate(clauses):
-        if index >= n:
-            raise CelError(f"index {index} out of range")
-        out.append(clause(values[index], precision))
-        out.append(literals[index + 1])
-    if error is not None:
-        if len(clauses) >= n:
-            raise CelError(f"index {len(clauses)} out of range")
-        raise CelError(error)
-    return "".join(out)
-
+# The CEL specification's reverse (the conformance suite's): strings too.
+SPEC_REVERSE = Function(
+    "reverse",
+    (member_overload("string_reverse", (STRING,), STRING), _LIST_REVERSE),
+    spec_reverse,
+    cost_per_size=True,
+    doc="the string's code points, or the list's elements, in reverse order",
+)
 
 FUNCTIONS: list[Function] = [
     Function(
@@ -583,14 +357,11 @@ FUNCTIONS: list[Function] = [
     ),
     Function(
         "reverse",
-        (
-            member_overload("string_reverse", (STRING,), STRING),
-            member_overload("list_reverse", (LIST_A,), LIST_A),
-        ),
+        (_LIST_REVERSE,),
         reverse,
         cost_per_size=True,
-        doc="the string's code points, or the list's elements, in reverse order",
-        examples=("'abc'.reverse()", "[1, 2, 3].reverse()"),
+        doc="the list's elements in reverse order (as Kubernetes, not strings)",
+        examples=("[1, 2, 3].reverse()",),
     ),
     Function(
         "strings.quote",
@@ -599,15 +370,6 @@ FUNCTIONS: list[Function] = [
         cost_per_size=True,
         doc="a double-quoted, escaped rendering of the string",
         examples=("strings.quote('say \"hi\"')",),
-    ),
-    Function(
-        "format",
-        (member_overload("string_format", (STRING, LIST_DYN), STRING),),
-        format_,
-        cost_per_size=True,
-        doc="printf-style formatting of the list's values: %s, %d, %f (%.2f), %e, %x, %X, "
-            "%o, %b, %%",
-        examples=("'%s runs %d pods'.format([node.name, node.podCount])",),
     ),
 ]
 

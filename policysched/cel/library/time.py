@@ -16,6 +16,7 @@ from __future__ import annotations
 import zoneinfo
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, tzinfo
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
@@ -230,13 +231,20 @@ def parse_duration(s: str) -> Duration:
 
 
 def format_duration(d: Duration) -> str:
-    """Seconds with a trimmed decimal fraction and an ``s`` suffix (``"1.5s"``, ``"-0.001s"``),
-    as cel-go prints durations (but exact for every representable value)."""
+    """Seconds with the shortest decimal fraction and an ``s`` suffix (``"1.5s"``,
+    ``"-0.001s"``), as cel-go prints a duration: Go's ``Duration.Seconds()`` (a float64, so
+    ``40809282.123456789s`` prints as ``40809282.12345679s``) in ``strconv`` 'f' form."""
     secs, nanos = divmod(abs(d.ns), NANOS)
-    text = ("-" if d.ns < 0 else "") + str(secs)
-    if nanos:
-        text += "." + f"{nanos:09d}".rstrip("0")
-    return text + "s"
+    text = shortest_fixed(float(secs) + float(nanos) / 1e9)
+    return ("-" if d.ns < 0 else "") + text.removesuffix(".0") + "s"
+
+
+def shortest_fixed(x: float) -> str:
+    """The shortest digits that read back as ``x``, never with an exponent: ``1.5``,
+    ``1.0``, ``0.0000001``, ``1000000000000000000000`` (Go's 'f' format, -1 precision,
+    except for a trailing ``.0``)."""
+    text = repr(x)
+    return format(Decimal(text), "f") if "e" in text else text
 
 
 # --------------------------------------------------------------------------- timezones
