@@ -33,7 +33,7 @@ from typing import Any, Final
 
 from ..model.clock import Clock
 from ..model.events import ClusterEvent
-from ..model.objects import ObjectError, PodInfo, pod_key
+from ..model.objects import ObjectError, PodGroupSpec, PodInfo, pod_key
 from . import messages
 from .backend import Backend, BindOutcome, BindRequest
 from .preemption import Candidate
@@ -77,7 +77,7 @@ class ReadOnlyBackend:
     def drain_bind_outcomes(self) -> list[BindOutcome]:
         return self.inner.drain_bind_outcomes()
 
-    def pod_groups(self) -> dict[str, Any]:
+    def pod_groups(self) -> dict[str, PodGroupSpec]:
         return self.inner.pod_groups()
 
     def _refuse(self, call: str) -> ShadowWriteError:
@@ -246,7 +246,8 @@ class ShadowScheduler(Scheduler):
         before = self.cache.pod(key) if watched is not None else None
         outcome = (_outcome(before, watched, event) if before is not None
                    and watched is not None and event.kind != "DELETED" else None)
-        verdict = self.verdict(before) if outcome is not None and before is not None else None
+        verdict = (self.verdict(before) if outcome is not None and before is not None
+                   and before.scheduler_name in self.profiles else None)
         super().apply_event(event)
         after = self.cache.pod(key)
         if event.kind == "DELETED" or after is None:
@@ -263,12 +264,10 @@ class ShadowScheduler(Scheduler):
             self._watched[key] = _Watched(after.uid, self.clock.now())
 
     def verdict(self, pod: PodInfo) -> Verdict:
-        """What the shadow would decide for ``pod`` now: its preEnqueue gate, then the
-        node choice. Never raises: an unexpected exception is an Error verdict."""
-        fwk = self.profiles.get(pod.scheduler_name)
-        if fwk is None:
-            return Verdict(None, message=messages.PROFILE_UNKNOWN.format(
-                pod=pod.key, name=pod.scheduler_name))
+        """What the shadow would decide for ``pod`` (of a served schedulerName) now: its
+        preEnqueue gate, then the node choice. Never raises: an unexpected exception is an
+        Error verdict."""
+        fwk = self.profiles[pod.scheduler_name]
         self._victims = []
         try:
             gate = self._gate(pod)

@@ -178,3 +178,15 @@ def test_the_result_of_each_verdict_and_outcome() -> None:
     assert [judge(bound, "b"), judge(bound, "c"), judge(bound, None), judge(rejected, "a"),
             judge(rejected, None), judge(Verdict(None, error=True), "a")] == [
         AGREE, DIFFER, WOULD_BIND, WOULD_REJECT, AGREE, ERROR]
+
+
+def test_a_pod_is_not_judged_once_a_reload_dropped_the_shadows_profile(
+        engine: Engine) -> None:
+    shadow, backend, judgments = shadow_of(
+        engine, make_node("a"), kube_pod("p", "1"),
+        settings=ShadowSettings(profile="policysched-zones"))
+    assert shadow.watched == ["default/p"]
+    shadow.set_profiles({"policysched": engine.frameworks["policysched"]})
+    bind(shadow, backend, "default/p", "a")
+    shadow.sync()
+    assert judgments == [] and shadow.watched == []
