@@ -12,6 +12,13 @@ before that event (the pod still pending, every earlier binding counted: the mom
 other scheduler decided it, as closely as the watch can tell), then applies the event and
 reports a ``Judgment``. A pod already bound when first seen is not judged.
 
+Bindings can land out of the order they were decided (kube-scheduler binds on goroutines):
+a binding that arrives while a pod the other scheduler decided earlier — ahead of it in
+kube-scheduler's queue order: higher priority, else seen first — is still pending, neither
+bound nor rejected, is held back (with the pod's later events) until that pod's outcome
+has landed, at most ``HOLD_SECONDS``; held bindings are then applied and judged in that
+queue order. A pod gated by ``spec.schedulingGates`` is no one's predecessor.
+
 The decision is the node choice (``Scheduler.decide``: match → preFilter → filter →
 postFilter → score → the bind rules' target), after the pod's preEnqueue gate; reserve and
 permit, which hold state across pods, are not run, and preemption is only computed (its
@@ -26,6 +33,8 @@ failing preEnqueue gate would write on the pod are dropped).
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -54,6 +63,7 @@ ERROR: Final = "error"  # the shadow's decision was an Error (a rule's runtime e
 RESULTS: Final = (AGREE, DIFFER, WOULD_REJECT, WOULD_BIND, ERROR)
 
 POD_SCHEDULED: Final = "PodScheduled"
+HOLD_SECONDS: Final = 2.0  # the longest a binding waits for an earlier-decided pod's outcome
 
 
 class ShadowWriteError(RuntimeError):
@@ -180,11 +190,26 @@ JudgmentObserver = Callable[[Judgment], None]
 
 @dataclass
 class _Watched:
-    """A pending pod of another scheduler, waiting for its outcome."""
+    """A pending pod of another scheduler, waiting for its outcome; ``order``: its place
+    in kube-scheduler's queue (higher priority first, then arrival) while the other
+    scheduler has not decided it as far as the shadow knows (None: gated, rejected, or
+    its binding is being applied)."""
 
     uid: str
     first_seen: float
+    order: tuple[int, int] | None = None
     rejection_judged: bool = False
+
+
+@dataclass
+class _Held:
+    """A pod's binding (and its later events) held back until its predecessors'
+    outcomes land, or ``deadline``."""
+
+    key: str
+    order: tuple[int, int]
+    deadline: float
+    events: list[ClusterEvent]
 
 
 @dataclass
@@ -205,6 +230,10 @@ class ShadowScheduler(Scheduler):
         self.shadow = shadow
         self.on_judgment = on_judgment
         self._watched: dict[str, _Watched] = {}
+        self._arrivals = itertools.count()
+        # the unresolved watched pods' (order, key), lazily cleaned: the earliest predecessor
+        self._queue_order: list[tuple[tuple[int, int], str]] = []
+        self._held: dict[str, _Held] = {}
         self._victims: list[str] = []
         super().__init__(backend, self._served(profiles), settings, observe_extension_point,
                          on_internal_error=on_internal_error, on_attempt_end=on_attempt_end)
@@ -231,15 +260,74 @@ class ShadowScheduler(Scheduler):
         """Never: the shadow decides pods when their outcome arrives (``apply_event``)."""
         return False
 
+    def sync(self) -> int:
+        count = super().sync()
+        self._release()
+        return count
+
+    def advance(self) -> None:
+        super().advance()
+        self._release()
+
+    def next_wakeup(self) -> float | None:
+        """The queue's and the permit waits' timers, and the earliest held binding's
+        deadline."""
+        times = [t for t in (super().next_wakeup(),
+                             min((h.deadline for h in self._held.values()), default=None))
+                 if t is not None]
+        return min(times, default=None)
+
     def apply_event(self, event: ClusterEvent) -> None:
+        """Apply ``event``, or hold it back when it binds a pod decided after another
+        still pending (and then every later event of that pod); see the module."""
+        key = _event_pod_key(event)
+        if key is not None:
+            held = self._held.get(key)
+            if held is not None:
+                held.events.append(event)
+                return
+            watched = self._watched.get(key)
+            if (watched is not None and watched.order is not None
+                    and _bound_node(watched, event) and self._predecessor(watched.order)):
+                self._held[key] = _Held(key, watched.order,
+                                        self.clock.now() + HOLD_SECONDS, [event])
+                return
+        self._apply(event, key)
+        if self._held:
+            self._release()
+
+    def _predecessor(self, order: tuple[int, int]) -> bool:
+        """Whether an unresolved watched pod comes before ``order`` in the queue."""
+        heap = self._queue_order
+        while heap:
+            first, key = heap[0]
+            watched = self._watched.get(key)
+            if watched is not None and watched.order == first:
+                return first < order
+            heapq.heappop(heap)  # resolved, gone, or queued again since
+        return False
+
+    def _release(self) -> None:
+        """Apply the held bindings (each with its pod's later events) whose predecessors
+        all resolved, or whose deadline passed, in queue order."""
+        while self._held:
+            now = self.clock.now()
+            ready = [h for h in sorted(self._held.values(), key=lambda h: h.order)
+                     if h.deadline <= now or not self._predecessor(h.order)]
+            if not ready:
+                return
+            held = ready[0]
+            del self._held[held.key]
+            watched = self._watched.get(held.key)
+            if watched is not None:
+                watched.order = None  # its outcome is being applied: no one's predecessor
+            for event in held.events:
+                self._apply(event, held.key)
+
+    def _apply(self, event: ClusterEvent, key: str | None) -> None:
         """Apply ``event``; when it resolves a watched pod, decide the pod first (against
         the cluster before the event) and report the judgment after."""
-        if event.resource != "Pod":
-            super().apply_event(event)
-            return
-        try:
-            key = pod_key(event.obj)
-        except ObjectError:
+        if key is None:
             super().apply_event(event)
             return
         watched = self._watched.get(key)
@@ -260,8 +348,21 @@ class ShadowScheduler(Scheduler):
             self._watched.pop(key, None)
         if after.node_name or after.terminated:
             self._watched.pop(key, None)
-        elif watched is None and after.scheduler_name in self.profiles:
-            self._watched[key] = _Watched(after.uid, self.clock.now())
+            return
+        if watched is None and after.scheduler_name in self.profiles:
+            watched = self._watched[key] = _Watched(after.uid, self.clock.now())
+        if watched is not None:
+            self._queue(key, watched, after)
+
+    def _queue(self, key: str, watched: _Watched, pod: PodInfo) -> None:
+        """Give a watched pod its place in the other scheduler's queue while it is
+        neither gated nor rejected (a PodScheduled=False condition)."""
+        if ((pod.obj.get("spec") or {}).get("schedulingGates")
+                or _scheduled_condition(pod.obj).get("status") == "False"):
+            watched.order = None
+        elif watched.order is None:
+            watched.order = (-pod.priority, next(self._arrivals))
+            heapq.heappush(self._queue_order, (watched.order, key))
 
     def verdict(self, pod: PodInfo) -> Verdict:
         """What the shadow would decide for ``pod`` (of a served schedulerName) now: its
@@ -313,6 +414,26 @@ class ShadowScheduler(Scheduler):
         """A failure is the verdict's message, not an Event or a condition on the pod."""
 
 
+def _event_pod_key(event: ClusterEvent) -> str | None:
+    """The "namespace/name" of a Pod event's object; None for other objects (or a pod
+    without a readable key)."""
+    if event.resource != "Pod":
+        return None
+    try:
+        return pod_key(event.obj)
+    except ObjectError:
+        return None
+
+
+def _bound_node(watched: _Watched, event: ClusterEvent) -> str:
+    """The node ``event`` binds the watched pod to ("" when it does not bind it)."""
+    obj = event.obj
+    if event.kind == "DELETED" or str((obj.get("metadata") or {}).get("uid", "")) \
+            != watched.uid:
+        return ""
+    return str((obj.get("spec") or {}).get("nodeName") or "")
+
+
 def _outcome(before: PodInfo, watched: _Watched, event: ClusterEvent) -> _Outcome | None:
     """What ``event`` says the other scheduler did with the watched pod: bound it (its
     ``spec.nodeName`` appears), or rejected it (a PodScheduled=False condition, judged once
@@ -320,7 +441,7 @@ def _outcome(before: PodInfo, watched: _Watched, event: ClusterEvent) -> _Outcom
     obj = event.obj
     if str((obj.get("metadata") or {}).get("uid", "")) != watched.uid:
         return None
-    node = str((obj.get("spec") or {}).get("nodeName") or "")
+    node = _bound_node(watched, event)
     if node:
         return _Outcome(node)
     if watched.rejection_judged:

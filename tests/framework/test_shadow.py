@@ -14,6 +14,7 @@ from policysched.framework.shadow import (
     AGREE,
     DIFFER,
     ERROR,
+    HOLD_SECONDS,
     WOULD_BIND,
     WOULD_REJECT,
     Judgment,
@@ -190,3 +191,43 @@ def test_a_pod_is_not_judged_once_a_reload_dropped_the_shadows_profile(
     bind(shadow, backend, "default/p", "a")
     shadow.sync()
     assert judgments == [] and shadow.watched == []
+
+
+def test_bindings_that_land_out_of_order_are_judged_in_the_order_they_were_decided(
+        engine: Engine) -> None:
+    """The other scheduler decided p1 (to b, the emptier node) then p2 (then a tie), but
+    p2's binding lands first: it is held until p1's, so that p2 is decided with p1 on b,
+    as the other scheduler decided it — not against a cluster where b is still emptier."""
+    shadow, backend, judgments = shadow_of(
+        engine, make_node("a"), make_node("b"), kube_pod("busy", "1", nodeName="a"),
+        kube_pod("p1", "1"), kube_pod("p2", "2"))
+    bind(shadow, backend, "default/p2", "a")
+    bind(shadow, backend, "default/p1", "b")
+    shadow.sync()
+    assert [(j.pod, j.result, j.verdict.best) for j in judgments] == [
+        ("default/p1", AGREE, ("b",)), ("default/p2", AGREE, ("a", "b"))]
+
+
+def test_a_held_binding_is_judged_at_its_deadline_when_the_earlier_pod_stays_pending(
+        engine: Engine) -> None:
+    shadow, backend, judgments = shadow_of(
+        engine, make_node("a"), kube_pod("p1", "1"), kube_pod("p2", "1"))
+    bind(shadow, backend, "default/p2", "a")
+    shadow.sync()
+    assert judgments == [] and shadow.next_wakeup() == 1_000_000.0 + HOLD_SECONDS
+    backend.clock.advance(HOLD_SECONDS)  # type: ignore[attr-defined]
+    shadow.advance()
+    assert [(j.pod, j.result) for j in judgments] == [("default/p2", AGREE)]
+    assert shadow.watched == ["default/p1"]
+
+
+def test_a_pod_already_rejected_or_gated_holds_no_binding_back(engine: Engine) -> None:
+    rejected = kube_pod("rejected", "1")
+    rejected["status"] = {"conditions": [{"type": "PodScheduled", "status": "False",
+                                          "reason": "Unschedulable", "message": "no"}]}
+    gated = kube_pod("gated", "1", schedulingGates=[{"name": "example.com/wait"}])
+    shadow, backend, judgments = shadow_of(engine, make_node("a"), rejected, gated,
+                                           kube_pod("p", "1"))
+    bind(shadow, backend, "default/p", "a")
+    shadow.sync()
+    assert [(j.pod, j.result) for j in judgments] == [("default/p", AGREE)]
