@@ -190,9 +190,6 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         server = HealthServer(address, metrics, checks)
     except ValueError as e:
         raise UserError(str(e)) from None
-    report = ShadowReport(metrics, shadow.report_path) if shadow is not None else None
-    if report is not None:
-        server.pages[SHADOW_PATH] = report.page
     api = api_client(kubeconfig)
     # the process's one client: informers, binds, patches, Events, policy ConfigMaps, Lease
     transport = Transport(api, TokenBucket(rate, rate_burst))
@@ -206,10 +203,7 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         is_leader = elector.is_leader
         lease = f"{elector.settings.namespace}/{elector.settings.lease_name}"
     make_scheduler: Callable[..., Scheduler] = Scheduler
-    if shadow is not None and report is not None:
-        wrap = ReadOnlyBackend
-        make_scheduler = partial(ShadowScheduler, shadow=shadow.settings,
-                                 on_judgment=report.record)
+    report: ShadowReport | None = None
     loops: list[SchedulingLoop] = []  # the one built below, once the initial set is loaded
 
     def swap(bundle: PolicyBundle) -> None:
@@ -224,6 +218,12 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     restore: dict[int, Any] = {}
     collector = GarbageCollector()
     try:
+        if shadow is not None:  # opened here: closed below whatever fails after
+            report = ShadowReport(metrics, shadow.report_path)
+            server.pages[SHADOW_PATH] = report.page
+            wrap = ReadOnlyBackend
+            make_scheduler = partial(ShadowScheduler, shadow=shadow.settings,
+                                     on_judgment=report.record)
         try:
             server.start()
         except OSError as e:

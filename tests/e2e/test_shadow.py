@@ -210,7 +210,9 @@ def test_the_shadow_judges_a_burst_kube_scheduler_binds(
     agreed = sum(entry["result"] == "agree" for entry in judged.values())
     figure("shadow beside kube-scheduler: agreement on a burst of "
            f"{BURST} pods", f"{agreed}/{BURST}")
-    assert agreed > BURST // 2  # the same policies: most agree (differences: binding order)
+    # the same policies: all agree but for a pod whose binding kube-scheduler took longer
+    # than the hold (2 s) to send, while later ones landed (docs/shadow.md)
+    assert agreed >= BURST * 3 // 4
     status, body = shadow.get("/shadow")
     summary = json.loads(body)
     assert status == 200 and summary["judged"] >= BURST
