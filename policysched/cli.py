@@ -606,21 +606,48 @@ def snapshot(kubeconfig: str | None, kube_context: str | None, output_path: str,
               "flight, scheduling waits for one to end.")
 @click.option("--namespace", default=None,
               help="Only schedule pods of this namespace (nodes are always cluster-wide).")
+@click.option("--shadow", is_flag=True,
+              help="Shadow mode: bind nothing and write nothing to the cluster; judge the "
+              "pods another scheduler binds (see --shadow-scheduler-name) against what this "
+              "policy set would have decided, on /shadow, in "
+              "policysched_shadow_decisions_total and in --shadow-report. No leader "
+              "election (a shadow takes no Lease).")
+@click.option("--shadow-scheduler-name", "shadow_names", multiple=True, metavar="NAME",
+              help="With --shadow: judge the pods whose spec.schedulerName is NAME "
+              "(repeatable). Default: default-scheduler (kube-scheduler's).")
+@click.option("--shadow-profile", default=None, metavar="NAME",
+              help="With --shadow: the profile (schedulerName of the configuration) that "
+              "decides the judged pods. Default: the configuration's first profile.")
+@click.option("--shadow-report", type=click.Path(dir_okay=False, path_type=str),
+              default=None, metavar="PATH",
+              help="With --shadow: append one JSON line per judged pod to PATH.")
 def run_scheduler(kubeconfig: str | None, config_path: str | None,
                   policy_paths: tuple[str, ...], leader_elect: bool | None, verbosity: int,
                   qps: float | None, burst: int | None, parallel_binds: int,
-                  namespace: str | None) -> None:
+                  namespace: str | None, shadow: bool, shadow_names: tuple[str, ...],
+                  shadow_profile: str | None, shadow_report: str | None) -> None:
     """Schedule a cluster's pods whose spec.schedulerName is one of the profiles (with no
-    --config: the built-in configuration, profile "policysched"), until SIGTERM/SIGINT."""
+    --config: the built-in configuration, profile "policysched"), until SIGTERM/SIGINT.
+    With --shadow, judge another scheduler's decisions instead (docs/shadow.md)."""
+    from .commands import messages
     from .errors import UserError
+    from .framework.shadow import shadow_settings
     from .service.main import configure_logging, leader_elect_default, run
+    from .service.shadow import ShadowOptions
 
     configure_logging(verbosity)
     try:
+        options = None
+        if shadow:
+            options = ShadowOptions(shadow_settings(shadow_names, shadow_profile),
+                                    shadow_report)
+            leader_elect = bool(leader_elect)  # not the configuration's: a shadow leads alone
+        elif shadow_names or shadow_profile or shadow_report:
+            raise UserError(messages.SHADOW_OPTIONS_ALONE)
         if leader_elect is None:
             leader_elect = leader_elect_default(config_path)
         code = run(kubeconfig, config_path, policy_paths, leader_elect, qps=qps, burst=burst,
-                   parallel_binds=parallel_binds, namespace=namespace)
+                   parallel_binds=parallel_binds, namespace=namespace, shadow=options)
     except UserError as e:
         _fail(str(e))
         return

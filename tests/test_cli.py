@@ -172,3 +172,24 @@ def test_configmap_refuses_what_is_not_a_policy_file(tmp_path: Path) -> None:
     twin.write_text(CONTRACT[0].read_text().replace("name: delay", "name: delay2", 1))
     result = run("configmap", str(CONTRACT[0]), str(twin))
     assert result.exit_code == 1 and "another file is also named delay.yaml" in result.stderr
+
+
+def test_run_shadow_passes_its_options_and_takes_no_lease(monkeypatch: Any) -> None:
+    import policysched.service.main as run_module
+
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(run_module, "configure_logging", lambda verbosity: None)
+    monkeypatch.setattr(run_module, "run",
+                        lambda *args, **kwargs: calls.append((args, kwargs)) or 0)
+    assert run("run", "--shadow", "--shadow-report", "r.jsonl").exit_code == 0
+    args, kwargs = calls[0]
+    assert args[3] is False  # leader_elect, whatever the configuration says
+    options = kwargs["shadow"]
+    assert (options.settings.scheduler_names, options.settings.profile,
+            options.report_path) == (("default-scheduler",), None, "r.jsonl")
+    assert run("run", "--shadow", "--shadow-scheduler-name", "a", "--shadow-scheduler-name",
+               "b", "--shadow-profile", "p").exit_code == 0
+    assert calls[1][1]["shadow"].settings.scheduler_names == ("a", "b")
+    result = run("run", "--shadow-report", "r.jsonl")
+    assert result.exit_code == 1
+    assert "apply to --shadow: add --shadow" in result.stderr

@@ -41,3 +41,7 @@ DIFF_FILL = "{resource} fill min p50 p90 max"
 DIFF_ZONE = "pods in zone {zone} (placed)"
 DIFF_ZONE_CELL = "{pods} ({placed})"
 DIFF_ZONE_SPREAD = "zone spread (max - min pods)"
+
+# --- run --shadow ---------------------------------------------------------------------------
+SHADOW_OPTIONS_ALONE = ("--shadow-scheduler-name, --shadow-profile and --shadow-report "
+                        "apply to --shadow: add --shadow")

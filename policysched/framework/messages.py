@@ -136,3 +136,9 @@ AGGREGATE_WEIGHT = "the weight of a weighted term must be an int, got {value!r}"
 AGGREGATE_NOT_SCORING = "scoredDomains() is known only in preScore and score rules"
 ACTIVATION_GONE = ("a policy's variables or aggregates were read after the activation "
                    "holding them was freed (an engine bug)")
+
+# --- the shadow scheduler (framework/shadow.py) ---------------------------------------------
+SHADOW_WRITE = ("{call}: a shadow scheduler writes nothing to the cluster (an engine bug: "
+                "the shadow attempted a write)")
+SHADOW_NO_PROFILE = "the shadow's profile {profile} is not in the policy set (profiles: {names})"
+LOG_SHADOW_NO_PROFILE = "shadow: %s; no pod is judged until a policy set has it"

@@ -43,7 +43,7 @@ import numpy as np
 from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
 from ..cache.node_table import NodeTable
-from ..model.events import EventType
+from ..model.events import ClusterEvent, EventType
 from ..model.objects import PodInfo
 from ..policy.model import ExtensionPoint
 from . import audit, messages
@@ -330,13 +330,17 @@ class Scheduler:
         events = self.backend.drain_events()
         for event in events:
             try:
-                self.event_handlers.apply(event)
+                self.apply_event(event)
             except Exception as e:  # one bad event must not cost the others
                 log.exception(messages.LOG_EVENT_FAILED, event.kind, event.resource)
                 self._tell(e)
         if events:
             self.binding_cycle.recheck_waiting()
         return len(events) + self.drain_binds()
+
+    def apply_event(self, event: ClusterEvent) -> None:
+        """One cluster event into the cache and the queue (``EventHandlers.apply``)."""
+        self.event_handlers.apply(event)
 
     def drain_binds(self) -> int:
         """Finish the binding cycles whose bind ended (the backend's outcomes); returns

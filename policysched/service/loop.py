@@ -92,7 +92,11 @@ class SchedulingLoop:
                  is_leader: Callable[[], bool] | None = None,
                  wrap_backend: Callable[[LiveBackend], Backend] | None = None,
                  observers: Iterable[RunObserver] = (),
-                 observe_extension_point: ExtensionPointObserver | None = None) -> None:
+                 observe_extension_point: ExtensionPointObserver | None = None,
+                 make_scheduler: Callable[..., Scheduler] = Scheduler) -> None:
+        """``make_scheduler`` builds each period's engine, called as ``Scheduler`` is
+        (a ``ShadowScheduler`` with its settings bound, for ``run --shadow``)."""
+        self.make_scheduler = make_scheduler
         self.frameworks: dict[str, Framework] = dict(engine.frameworks)
         self.settings: EngineSettings = engine.settings
         self.make_backend = make_backend
@@ -214,7 +218,7 @@ class SchedulingLoop:
         served = self.wrap_backend(backend) if self.wrap_backend is not None else backend
         with self._lock:
             frameworks, settings = self.frameworks, self.settings
-        scheduler = Scheduler(served, frameworks, settings,
+        scheduler: Scheduler = self.make_scheduler(served, frameworks, settings,
                               observe_extension_point=self.observe_extension_point,
                               on_internal_error=self._internal_error,
                               on_attempt_end=lambda end: self._attempt_ended(scheduler, end),

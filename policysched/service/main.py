@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -25,8 +26,11 @@ from ..cluster.binder import DEFAULT_PARALLEL_BINDS
 from ..cluster.kube import DEFAULT_BURST, DEFAULT_QPS, KubeBackend
 from ..cluster.transport import TokenBucket, Transport
 from ..errors import UserError
+from ..framework import messages as fm
 from ..framework.backend import Backend
 from ..framework.profiles import Engine
+from ..framework.scheduler import Scheduler
+from ..framework.shadow import ReadOnlyBackend, ShadowScheduler
 from ..policy.sources import Sources, configuration_document, resolve_sources
 from . import leader
 from .collector import GarbageCollector
@@ -54,9 +58,14 @@ from .server import (
     HealthServer,
     informers_check,
 )
+from .shadow import SHADOW_PATH, ShadowOptions, ShadowReport
 
 log = logging.getLogger(__name__)
 
+SHADOW_NO_LEADER = ("a shadow scheduler takes no Lease (it writes nothing to the cluster): "
+                    "run it without --leader-elect")
+LOG_SHADOWING = ("shadow mode: judging the pods of schedulerName %s with profile %s, binding "
+                 "nothing, writing nothing to the cluster (report file: %s)")
 SERVE_FAILED = "cannot serve /healthz, /readyz and /metrics on {address}: {reason}"
 NO_NAMESPACE = (
     "policySources.configMaps[{index}] names no namespace and the scheduler's own is unknown "
@@ -150,7 +159,8 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         namespace: str | None = None, stop_event: threading.Event | None = None,
         is_leader: Callable[[], bool] | None = None,
         observers: Iterable[RunObserver] = (),
-        install_signal_handlers: bool = True, identity: str | None = None) -> int:
+        install_signal_handlers: bool = True, identity: str | None = None,
+        shadow: ShadowOptions | None = None) -> int:
     """Schedule the cluster's pending pods until SIGTERM/SIGINT (or ``stop_event``);
     returns the exit code. Raises ``UserError`` for bad input. ``is_leader`` replaces the
     built-in leader election (``leader_elect`` is then ignored); ``identity`` defaults to
@@ -162,7 +172,14 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
     ``policySources`` (without any: the built-in library) plus ``policy_paths``, resolved
     as the offline commands resolve them (``policy.sources``), watched and hot-reloaded;
     ``/healthz``, ``/readyz`` and ``/metrics`` are served on the configuration's
-    ``healthzBindAddress``."""
+    ``healthzBindAddress``.
+
+    With ``shadow``, the engine judges another scheduler's pods instead of scheduling
+    (``framework.shadow``): it runs on a ``ReadOnlyBackend``, takes no Lease, writes no
+    Event (not even on a rejected policy ConfigMap), and reports on ``/shadow``, in
+    ``policysched_shadow_decisions_total`` and in the report file."""
+    if shadow is not None and leader_elect and is_leader is None:
+        raise UserError(SHADOW_NO_LEADER)
     resolved = resolve_sources(config_path, policy_paths)
     configuration = resolved.configuration
     rate, rate_burst = client_limits(configuration, qps, burst)
@@ -185,6 +202,8 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         elector, wrap = _elector(transport, configuration, identity, namespace_of_pod)
         is_leader = elector.is_leader
         lease = f"{elector.settings.namespace}/{elector.settings.lease_name}"
+    make_scheduler: Callable[..., Scheduler] = Scheduler
+    report: ShadowReport | None = None
     loops: list[SchedulingLoop] = []  # the one built below, once the initial set is loaded
 
     def swap(bundle: PolicyBundle) -> None:
@@ -192,13 +211,19 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
 
     sources = watched_sources(resolved, namespace_of_pod)
     reloader = Reloader(sources.directories, configuration, swap, metrics=metrics,
-                        recorder=KubeEventRecorder(transport, identity))
+                        recorder=None if shadow else KubeEventRecorder(transport, identity))
     checks.readiness[POLICIES_CHECK] = reloader.readiness
     watch = PolicySourceWatch(sources, reloader, transport)
     stop = stop_event if stop_event is not None else threading.Event()
     restore: dict[int, Any] = {}
     collector = GarbageCollector()
     try:
+        if shadow is not None:  # opened here: closed below whatever fails after
+            report = ShadowReport(metrics, shadow.report_path)
+            server.pages[SHADOW_PATH] = report.page
+            wrap = ReadOnlyBackend
+            make_scheduler = partial(ShadowScheduler, shadow=shadow.settings,
+                                     on_judgment=report.record)
         try:
             server.start()
         except OSError as e:
@@ -209,6 +234,8 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
                 sources=", ".join(s.name for s in sources.configmaps)))
         if not isinstance(initial, PolicyBundle):
             raise UserError(NO_VALID_SET.format(reason=initial.summary))
+        if shadow is not None:
+            _check_shadow_profile(shadow, initial.frameworks)
         log.info(km.LOG_STARTING, ", ".join(initial.frameworks), api.configuration.host)
         def make_backend() -> LiveBackend:
             return KubeBackend(transport, qps=rate, burst=rate_burst, namespace=namespace,
@@ -220,7 +247,8 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
                         is_leader=is_leader, wrap_backend=wrap,
                         observers=[MetricsObserver(metrics, lease), HealthObserver(checks),
                                    collector, *observers],
-                        observe_extension_point=metrics.on_extension_point)
+                        observe_extension_point=metrics.on_extension_point,
+                        make_scheduler=make_scheduler)
         loops.append(loop)
         checks.readiness[INFORMERS_CHECK] = informers_check(loop)
         watch.follow()
@@ -240,9 +268,21 @@ def run(kubeconfig: str | None, config_path: str | None, policy_paths: Sequence[
         for signum, handler in restore.items():
             signal.signal(signum, handler)
         collector.restore()
+        if report is not None:
+            report.close()
         transport.close()
         api.close()
     return 0
+
+
+def _check_shadow_profile(shadow: ShadowOptions, profiles: Mapping[str, Any]) -> None:
+    """The shadow's profile must be one of the initial set's (a later set without it
+    judges nothing until one has it: a warning)."""
+    name = shadow.settings.profile
+    if name is not None and name not in profiles:
+        raise UserError(fm.SHADOW_NO_PROFILE.format(profile=name, names=", ".join(profiles)))
+    log.info(LOG_SHADOWING, ", ".join(shadow.settings.scheduler_names),
+             name or next(iter(profiles), ""), shadow.report_path or "none")
 
 
 def _elector(transport: Transport, configuration: Mapping[str, Any], identity: str,

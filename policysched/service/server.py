@@ -147,6 +147,8 @@ class HealthServer:
         self.checks = checks if checks is not None else HealthChecks()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        # further GET routes → (status, content type, body), e.g. a shadow's /shadow
+        self.pages: dict[str, Callable[[], tuple[int, str, bytes]]] = {}
 
     @property
     def port(self) -> int:
@@ -181,6 +183,9 @@ class HealthServer:
         """(status, content type, body) for a GET of ``path``."""
         route, _, _query = path.partition("?")
         route = route.rstrip("/") or "/"
+        page = self.pages.get(route)
+        if page is not None:
+            return page()
         if route == METRICS:
             return HTTPStatus.OK, CONTENT_TYPE, self.metrics.exposition()
         if route in (HEALTHZ, READYZ):
