@@ -47,7 +47,13 @@ from . import audit, messages
 from .backend import Backend, BindOutcome, BindRequest
 from .preemption import Candidate
 from .runtime import Framework
-from .scheduler import AttemptObserver, EngineSettings, ExtensionPointObserver, Scheduler
+from .scheduler import (
+    AttemptObserver,
+    AuditObserver,
+    EngineSettings,
+    ExtensionPointObserver,
+    Scheduler,
+)
 from .status import Code, Status
 
 log = logging.getLogger(__name__)
@@ -227,7 +233,8 @@ class ShadowScheduler(Scheduler):
                  observe_extension_point: ExtensionPointObserver | None = None, *,
                  shadow: ShadowSettings, on_judgment: JudgmentObserver,
                  on_internal_error: Callable[[BaseException], None] | None = None,
-                 on_attempt_end: AttemptObserver | None = None) -> None:
+                 on_attempt_end: AttemptObserver | None = None,
+                 on_audit: AuditObserver | None = None) -> None:
         self.shadow = shadow
         self.on_judgment = on_judgment
         self._watched: dict[str, _Watched] = {}
@@ -237,7 +244,8 @@ class ShadowScheduler(Scheduler):
         self._held: dict[str, _Held] = {}
         self._victims: list[str] = []
         super().__init__(backend, self._served(profiles), settings, observe_extension_point,
-                         on_internal_error=on_internal_error, on_attempt_end=on_attempt_end)
+                         on_internal_error=on_internal_error, on_attempt_end=on_attempt_end,
+                         on_audit=on_audit)
 
     def _served(self, profiles: Mapping[str, Framework]) -> dict[str, Framework]:
         """The shadowed scheduler names, each served by the shadow's profile."""
