@@ -1,4 +1,5 @@
-"""User-visible texts of the offline commands ``snapshot`` and ``diff``.
+"""User-visible texts of the offline commands ``snapshot`` and ``diff``, and of the HTML
+reports.
 
 Templates use ``str.format`` fields.
 """
@@ -41,3 +42,9 @@ DIFF_FILL = "{resource} fill min p50 p90 max"
 DIFF_ZONE = "pods in zone {zone} (placed)"
 DIFF_ZONE_CELL = "{pods} ({placed})"
 DIFF_ZONE_SPREAD = "zone spread (max - min pods)"
+
+# --- HTML reports (--html) -----------------------------------------------------------------
+REPORT_WROTE = "wrote {path}"
+REPORT_TITLE_SIMULATE = "policysched simulate {cluster}"
+REPORT_TITLE_EXPLAIN = "policysched explain {pod} ({cluster})"
+REPORT_TITLE_DIFF = "policysched diff {cluster}"
