@@ -19,9 +19,8 @@ from pathlib import Path
 NAMES = ("chromium", "chromium-browser", "google-chrome")
 TIMEOUT = 120  # seconds for one page
 VIRTUAL_TIME = 5000  # ms of page time the browser lets pass before it dumps or shoots
-NOT_FOUND = ("no Chromium found (looked for ${POLICYSCHED_CHROMIUM}, " + ", ".join(NAMES)
-             + "): `make test` installs Debian's package (apt-get install -y chromium); "
-             "or set POLICYSCHED_CHROMIUM to a Chromium binary")
+NOT_FOUND = ("no Chromium found ({looked}): `make test` installs Debian's package "
+             "(apt-get install -y chromium); or set POLICYSCHED_CHROMIUM to a Chromium binary")
 
 
 class BrowserMissing(RuntimeError):
@@ -43,11 +42,14 @@ class RenderedPage:
 def find_chromium() -> str:
     """The browser binary. Raises ``BrowserMissing``."""
     override = os.environ.get("POLICYSCHED_CHROMIUM")
-    for name in ((override,) if override else NAMES):
+    names = (override,) if override else NAMES
+    for name in names:
         found = shutil.which(name)
         if found:
             return found
-    raise BrowserMissing(NOT_FOUND)
+    looked = (f"POLICYSCHED_CHROMIUM={override}" if override
+              else "looked for " + ", ".join(NAMES) + " on PATH")
+    raise BrowserMissing(NOT_FOUND.format(looked=looked))
 
 
 def _run(page: Path, *options: str) -> subprocess.CompletedProcess[str]:

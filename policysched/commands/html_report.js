@@ -219,6 +219,9 @@
       : el("p", { class: "note" }, "no filter rule rejected a node")));
 
     const nodes = r.nodes;
+    root.append(section("Zones (topology.kubernetes.io/zone)", "zones", zoneTable(nodes, [
+      ["feasible", (zone, members) => members.filter((n) => n.feasible).length],
+      ["rejected", (zone, members) => members.filter((n) => !n.feasible).length]])));
     const rules = rejections.map((x) => x.rule);
     const ruleColour = new Map(rules.map((rule, i) => [rule, RULE_COLOURS[i % RULE_COLOURS.length]]));
     const totals = nodes.map((n) => n.total).filter((t) => t !== null && t !== undefined);
@@ -236,7 +239,8 @@
     function legendFor(mode) {
       if (mode !== "verdict") return fillLegend(mode, maxPods);
       return legend([["#fff", "outlined: chosen"],
-        [scoreColour(0), `feasible, total ${totals.length ? lo : "–"}`], [scoreColour(1), `total ${totals.length ? hi : "–"}`],
+        ...(hi > lo ? [[scoreColour(0), `feasible, total ${lo}`], [scoreColour(1), `total ${hi}`]]
+          : totals.length ? [[scoreColour(1), `feasible, total ${hi}`]] : []),
         ...rejections.map((x) => [ruleColour.get(x.rule), `rejected by ${x.rule} (${x.nodes})`]),
         [NO_VALUE, "not scored"]]);
     }
@@ -273,9 +277,6 @@
       root.append(section("Best scored nodes", "ranked", table(["", "node", "zone", "total", "rank"],
         ranked.map((n) => [n.node === r.chosen ? "★" : "", el("code", {}, n.node), dash(n.zone), n.total, n.rank]), [3, 4])));
     }
-    root.append(section("Zones (topology.kubernetes.io/zone)", "zones", zoneTable(nodes, [
-      ["feasible", (zone, members) => members.filter((n) => n.feasible).length],
-      ["rejected", (zone, members) => members.filter((n) => !n.feasible).length]])));
   }
 
   // -- simulate -------------------------------------------------------------------------------
