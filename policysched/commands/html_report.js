@@ -64,16 +64,25 @@
   function table(headers, rows, numeric) {
     const isNum = (i) => (numeric || []).includes(i);
     return el("table", {},
-      el("thead", {}, el("tr", {}, headers.map((h, i) => el("th", { class: isNum(i) ? "num" : "" }, h)))),
+      el("thead", {}, el("tr", {}, headers.map((h, i) => el("th", isNum(i) ? { class: "num" } : {}, h)))),
       el("tbody", {}, rows.map((row) => el("tr", {}, row.map((cell, i) =>
-        el("td", { class: isNum(i) ? "num" : "" }, cell))))));
+        el("td", isNum(i) ? { class: "num" } : {}, cell))))));
   }
 
   function kv(pairs) {
     return el("dl", { class: "kv" }, pairs.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
   }
 
-  const pct = (v) => (v === null || v === undefined ? "–" : Math.round(v * 100) + "%");
+  // A share as the text output has it (Python's f"{v:.0%}": v * 100 as a double, then its
+  // exact value rounded half to even; Math.round would take 2.5 to 3, Python to 2).
+  function pct(v) {
+    if (v === null || v === undefined) return "–";
+    const x = Math.abs(v) * 100;
+    let whole = Math.floor(x);
+    const fraction = x - whole;  // exact
+    if (fraction > 0.5 || (fraction === 0.5 && whole % 2 === 1)) whole += 1;
+    return (v < 0 && whole > 0 ? "-" : "") + whole + "%";
+  }
   const dash = (v) => (v === null || v === undefined ? "–" : String(v));
   const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 

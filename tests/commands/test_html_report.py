@@ -268,6 +268,25 @@ def test_simulate_and_diff_reports_render_both_sides(chromium: str, tmp_path: Pa
 
 
 @pytest.mark.e2e
+def test_the_diff_page_shows_the_fill_the_text_output_shows(
+        chromium: str, tmp_path: Path) -> None:
+    """Shares are rounded as Python's {:.0%} rounds them (v * 100, then half to even): here
+    a node's cpu fill is 0.025, 2% in the text and not 3%."""
+    maintenance = ROOT / "examples" / "maintenance"
+    args = ["diff", "--cluster", str(maintenance / "cluster.yaml"), "--policies",
+            str(maintenance / "maintenance.yaml")]
+    text = CliRunner().invoke(main, args).stdout
+    page = tmp_path / "diff.html"
+    assert CliRunner().invoke(main, [*args, "--html", str(page)]).exit_code == 1
+    dom = visible(rendered(page).dom)
+    rows = [line.split("  ") for line in text.splitlines() if " fill min p50 p90 max " in line]
+    assert len(rows) == 2
+    for row in rows:
+        label, a, b = (cell.strip() for cell in row if cell.strip())
+        assert f"<td>{label}</td><td class=\"num\">{a}</td><td class=\"num\">{b}</td>" in dom
+
+
+@pytest.mark.e2e
 def test_a_5000_node_report_stays_small_and_draws_every_node(
         chromium: str, tmp_path: Path) -> None:
     explanation = big_explanation(5000)
