@@ -17,6 +17,7 @@ from .policy.configmap_manifest import DEPLOY_NAMESPACE
 
 if TYPE_CHECKING:
     from .commands.explain import Explanation
+    from .commands.simulate import Simulation
     from .framework.profiles import Engine
 
 EXIT_INVALID = 1
@@ -230,6 +231,10 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     with ProgressBar(SIMULATING, enabled=output != "json") as bar:
         result = run_simulation(objects, engine.frameworks, engine.settings, start,
                                 on_progress=bar.on_simulation if bar.enabled else None)
+    if output == "json":
+        click.echo(json.dumps({"pods": [p.as_json() for p in result.pods]}, indent=2))
+    else:
+        _print_simulation(result)
     if html_path is not None:
         from .commands import messages
         from .commands.html_report import simulation_page
@@ -237,9 +242,9 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
         title = messages.REPORT_TITLE_SIMULATE.format(cluster=cluster_path)
         if not _write_report(html_path, simulation_page(result, title)):
             click.get_current_context().exit(EXIT_INVALID)
-    if output == "json":
-        click.echo(json.dumps({"pods": [p.as_json() for p in result.pods]}, indent=2))
-        return
+
+
+def _print_simulation(result: Simulation) -> None:
     rows: list[tuple[str, ...]] = [("POD", "NODE", "ATTEMPTS", "BOUND AT", "MESSAGE")]
     for pod in result.pods:
         rows.append((f"{pod.namespace}/{pod.name}", pod.node or "<unscheduled>",
@@ -305,6 +310,10 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
     except (UserError, UnknownPod) as e:
         _fail(str(e))
         return
+    if output == "json":
+        click.echo(json.dumps(result.as_json(), indent=2))
+    else:
+        _print_explanation(result, node_name, top, failed_only)
     if html_path is not None:
         from .commands import messages
         from .commands.html_report import explanation_page
@@ -312,9 +321,10 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
         title = messages.REPORT_TITLE_EXPLAIN.format(pod=result.pod, cluster=cluster_path)
         if not _write_report(html_path, explanation_page(result, title)):
             click.get_current_context().exit(EXIT_INVALID)
-    if output == "json":
-        click.echo(json.dumps(result.as_json(), indent=2))
-        return
+
+
+def _print_explanation(result: Explanation, node_name: str | None, top: int,
+                       failed_only: bool) -> None:
     moment = (f"attempt {result.attempt} of {result.attempts} at {result.at:g}s"
               if result.attempt else f"never attempted; the cluster at {result.at:g}s")
     click.echo(f"pod {result.pod} (profile {result.profile}), {moment}\n"
@@ -520,6 +530,11 @@ def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
         for bar in bars:
             bar.close()
     labels = [_side_label(p, c) for p, c in sides]
+    if output == "json":
+        report = {"sides": {"a": labels[0], "b": labels[1]}, **result.as_json()}
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(render_text(result, labels[0], labels[1]))
     if html_path is not None:
         from .commands import messages
         from .commands.html_report import comparison_page
@@ -527,11 +542,6 @@ def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
         title = messages.REPORT_TITLE_DIFF.format(cluster=cluster_path)
         if not _write_report(html_path, comparison_page(result, labels[0], labels[1], title)):
             context.exit(EXIT_DIFF_ERROR)
-    if output == "json":
-        report = {"sides": {"a": labels[0], "b": labels[1]}, **result.as_json()}
-        click.echo(json.dumps(report, indent=2))
-    else:
-        click.echo(render_text(result, labels[0], labels[1]))
     context.exit(0 if result.identical else EXIT_DIFFERENT)
 
 

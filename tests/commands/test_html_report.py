@@ -133,15 +133,17 @@ def test_policy_text_stays_data_and_the_page_needs_no_network(tmp_path: Path) ->
     assert report == json_output  # the page's data is the JSON output, nothing else
 
 
-def test_html_reports_are_written_by_each_command_and_a_bad_path_is_an_error(
+def test_each_command_writes_its_report_and_a_bad_path_is_an_error_that_loses_nothing(
         tmp_path: Path) -> None:
     runner = CliRunner()
     policy = tmp_path / "not-zone-b.yaml"
     policy.write_text(NOT_ZONE_B)
-    cases = [(["simulate", "--cluster", str(DEMO)], 0, "simulate"),
-             (["explain", "--cluster", str(DEMO), "--pod", "too-big"], 0, "explain"),
-             (["diff", "--cluster", str(DEMO), "--policies", str(policy)], 1, "diff")]
-    for args, code, kind in cases:
+    cases = [(["simulate", "--cluster", str(DEMO)], 0, "simulate", "8/9 pods bound"),
+             (["explain", "--cluster", str(DEMO), "--pod", "too-big"], 0, "explain",
+              "unschedulable: 0/4 nodes are available"),
+             (["diff", "--cluster", str(DEMO), "--policies", str(policy)], 1, "diff",
+              "different: ")]
+    for args, code, kind, output in cases:
         page = tmp_path / f"{kind}.html"
         result = runner.invoke(main, [*args, "--html", str(page)])
         assert result.exit_code == code, result.output
@@ -151,6 +153,7 @@ def test_html_reports_are_written_by_each_command_and_a_bad_path_is_an_error(
         result = runner.invoke(main, [*args, "--html", str(missing)])
         assert result.exit_code == (2 if kind == "diff" else 1)
         assert f"{missing}: No such file or directory" in result.stderr
+        assert output in result.stdout  # the output is printed all the same
         assert "Traceback" not in result.output
 
 
