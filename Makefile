@@ -47,7 +47,7 @@ browser:
 		$(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
 # The HTML report of `explain` on the demo cluster (build/report-demo.html) and its
-# screenshot docs/report-demo.png (docs/troubleshooting.md#the-html-report).
+# screenshot docs/report-demo.png (docs/reports.md).
 report-demo: $(STAMP) browser
 	@mkdir -p build
 	$(BIN)/policysched explain --cluster examples/demo-cluster.yaml --pod default/ingress-b \
