@@ -52,19 +52,21 @@ def find_chromium() -> str:
     raise BrowserMissing(NOT_FOUND.format(looked=looked))
 
 
-def _run(page: Path, *options: str) -> subprocess.CompletedProcess[str]:
+def _run(page: Path, *options: str, fragment: str = "") -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory(prefix="policysched-browser-") as profile:
         return subprocess.run(
             [find_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
              "--no-first-run", "--disable-extensions", "--hide-scrollbars",
              f"--user-data-dir={profile}", f"--virtual-time-budget={VIRTUAL_TIME}",
-             "--enable-logging=stderr", "--v=0", *options, page.resolve().as_uri()],
+             "--enable-logging=stderr", "--v=0", *options,
+             page.resolve().as_uri() + (f"#{fragment}" if fragment else "")],
             capture_output=True, text=True, timeout=TIMEOUT, check=False)
 
 
-def render(page: Path) -> RenderedPage:
-    """``page``'s DOM once its scripts ran, and the browser's log."""
-    done = _run(page, "--dump-dom")
+def render(page: Path, fragment: str = "") -> RenderedPage:
+    """``page``'s DOM once its scripts ran (opened at ``#fragment``), and the browser's
+    log."""
+    done = _run(page, "--dump-dom", fragment=fragment)
     if done.returncode != 0 or not done.stdout:
         raise RuntimeError(f"chromium exited {done.returncode}: {done.stderr[-2000:]}")
     return RenderedPage(done.stdout, done.stderr)

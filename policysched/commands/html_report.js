@@ -76,14 +76,14 @@
   // A share as the text output has it (Python's f"{v:.0%}": v * 100 as a double, then its
   // exact value rounded half to even; Math.round would take 2.5 to 3, Python to 2).
   function pct(v) {
-    if (v === null || v === undefined) return "–";
+    if (v === null || v === undefined) return "-";
     const x = Math.abs(v) * 100;
     let whole = Math.floor(x);
     const fraction = x - whole;  // exact
     if (fraction > 0.5 || (fraction === 0.5 && whole % 2 === 1)) whole += 1;
     return (v < 0 && whole > 0 ? "-" : "") + whole + "%";
   }
-  const dash = (v) => (v === null || v === undefined ? "–" : String(v));
+  const dash = (v) => (v === null || v === undefined ? "-" : String(v));
   const mean = (xs) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 
   // -- colours ------------------------------------------------------------------------------
@@ -119,7 +119,9 @@
       canvases.push({ canvas, members });
     }
     const tooltip = document.getElementById("tooltip");
+    let marked = null, last = null;  // the node found by name, the colouring drawn
     function draw(colour) {
+      last = colour;
       const width = Math.max(200, options.width || 640);
       const columns = Math.max(1, Math.floor(width / step));
       const ratio = window.devicePixelRatio || 1;
@@ -135,6 +137,10 @@
           const x = (i % columns) * step + 1, y = Math.floor(i / columns) * step + 1;
           ctx.fillStyle = colour(node);
           ctx.fillRect(x, y, cell, cell);
+          if (node.node === marked) {
+            ctx.lineWidth = 2; ctx.strokeStyle = "#0b63c5";
+            ctx.strokeRect(x - 0.5, y - 0.5, cell + 1, cell + 1);
+          }
           if (node.node === options.chosen) {  // black around white: seen on any colour
             ctx.lineWidth = 2; ctx.strokeStyle = "#000";
             ctx.strokeRect(x + 1, y + 1, cell - 2, cell - 2);
@@ -161,7 +167,8 @@
       }
       box.dataset.cells = String(drawn);
     }
-    return { box, draw };
+    function mark(name) { marked = name; if (last) draw(last); }
+    return { box, draw, mark };
   }
 
   function legend(items) {
@@ -178,6 +185,25 @@
     if (mode === "pods") return legend([[fillColour(0), "0 pods"], [fillColour(1), `${maxPods} pods`]]);
     return legend([[fillColour(0), "0% requested"], [fillColour(0.5), "50%"], [fillColour(1), "100%"],
       [NO_VALUE, "no allocatable"]]);
+  }
+
+  // An input that finds a node by name (exact, else the first that contains the text).
+  function nodeFinder(nodes, found) {
+    const input = el("input", { type: "search", placeholder: "find a node by name" });
+    input.onchange = () => {
+      const text = input.value.trim();
+      const node = nodes.find((n) => n.node === text) || (text && nodes.find((n) => n.node.includes(text)));
+      input.setCustomValidity(node || !text ? "" : "no such node");
+      input.reportValidity();
+      if (node) found(node);
+    };
+    return input;
+  }
+
+  // The node a link names: report.html#node=NAME opens it.
+  function linkedNode() {
+    const found = /^#node=(.+)$/.exec(window.location.hash);
+    return found ? decodeURIComponent(found[1]) : null;
   }
 
   function modeSelect(modes, onChange) {
@@ -275,11 +301,14 @@
       detail.replaceChildren(...parts);
     }
     root.append(section(`Nodes (${nodes.length})`, "nodes",
-      el("div", { class: "controls" }, modeSelect(modes, (mode) => { map.draw(colourFor(mode)); legendBox.replaceChildren(legendFor(mode)); }), legendBox),
+      el("div", { class: "controls" }, modeSelect(modes, (mode) => { map.draw(colourFor(mode)); legendBox.replaceChildren(legendFor(mode)); }),
+        nodeFinder(nodes, (n) => { map.mark(n.node); showNode(n); }), legendBox),
       map.box, detail));
     map.draw(colourFor("verdict"));
-    const chosenNode = nodes.find((n) => n.node === r.chosen);
-    if (chosenNode) showNode(chosenNode);
+    const linked = nodes.find((n) => n.node === linkedNode());
+    if (linked) map.mark(linked.node);
+    const first = linked || nodes.find((n) => n.node === r.chosen);
+    if (first) showNode(first);
 
     const ranked = nodes.filter((n) => n.rank).sort((a, b) => a.rank - b.rank || (a.node < b.node ? -1 : 1)).slice(0, 10);
     if (ranked.length) {
@@ -327,7 +356,7 @@
       ["placed by the run", (zone) => (r.utilisation.zones[zone] || { placed: 0 }).placed]])));
     root.append(section(`Pods (${pods.length})`, "pods", podTable(pods, [
       ["pod", (p) => `${p.namespace}/${p.name}`], ["node", (p) => p.node || "<unscheduled>"],
-      ["attempts", (p) => p.attempts], ["bound at", (p) => (p.boundAt === null ? "–" : p.boundAt + "s")],
+      ["attempts", (p) => p.attempts], ["bound at", (p) => (p.boundAt === null ? "-" : p.boundAt + "s")],
       ["message", (p) => p.message || ""]])));
   }
 
@@ -350,10 +379,13 @@
     const legendBox = el("div", {}, fillLegend("cpu", maxPods));
     const draw = (mode) => { maps.forEach((m) => m.draw(fillModeColour(mode, maxPods))); legendBox.replaceChildren(fillLegend(mode, maxPods)); };
     const box = section(`Nodes at the end (${sides[0].nodes.length})`, id + "-nodes",
-      el("div", { class: "controls" }, modeSelect(FILL_MODES, draw), legendBox),
+      el("div", { class: "controls" }, modeSelect(FILL_MODES, draw),
+        nodeFinder(sides.flatMap((s) => s.nodes), (n) => { maps.forEach((m) => m.mark(n.node)); showNode(n.node); }), legendBox),
       el("div", { class: "maps" }, sides.map((s, i) => el("div", { class: "map" }, s.label ? el("h3", {}, s.label) : "", maps[i].box))),
       detail);
     draw("cpu");
+    const linked = linkedNode();
+    if (byName.some((m) => m.has(linked))) { maps.forEach((m) => m.mark(linked)); showNode(linked); }
     return box;
   }
 

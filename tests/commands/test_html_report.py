@@ -198,8 +198,8 @@ def chromium() -> str:
         pytest.fail(str(e))  # not a skip: `make test` installs it
 
 
-def rendered(path: Path) -> browser.RenderedPage:
-    page = browser.render(path)
+def rendered(path: Path, fragment: str = "") -> browser.RenderedPage:
+    page = browser.render(path, fragment)
     body = body_tag(page.dom)
     errors = re.search(r'<pre id="errors"[^>]*>(.*?)</pre>', page.dom, re.S)
     assert 'data-state="rendered"' in body and "data-errors" not in body, (
@@ -231,6 +231,12 @@ def test_explain_report_shows_the_chosen_node_the_reasons_and_the_heat_map(
     assert "node node-b1 (chosen): feasible" in dom  # the chosen node's detail, opened
     zones = re.search(r'<section id="zones">.*?</section>', dom, re.S)
     assert zones is not None and ">zone-a<" in zones.group() and ">zone-c<" in zones.group()
+    # a link to a node opens its detail: every rule's verdict, the rejection among them
+    detail = re.search(r'<div class="detail" id="node-detail">.*?</table>',
+                       visible(rendered(path, "node=node-a1").dom), re.S)
+    assert detail is not None and "node node-a1: rejected, total -" in detail.group()
+    assert ('<td><code>node-ports/free-host-ports</code></td><td>filter</td>'
+            f'<td><span class="bad">{PORTS_REASON}</span></td>') in detail.group()
 
 
 @pytest.mark.e2e
