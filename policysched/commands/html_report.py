@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -47,13 +48,16 @@ class _Table:
 
 def pack(document: Any) -> Any:
     """``document`` with every non-empty list of objects packed by column (see the module
-    docstring); what is not such a list is kept as it is."""
+    docstring); what is not such a list is kept as it is, but for a NaN or an infinity
+    (a score rule's raw value can be one), given as its text."""
     if isinstance(document, Mapping):
         return {key: pack(value) for key, value in document.items()}
     if isinstance(document, list | tuple):
         if document and all(isinstance(row, Mapping) for row in document):
             return {PACKED: pack_rows(document)}
         return [pack(value) for value in document]
+    if isinstance(document, float) and not math.isfinite(document):
+        return str(document)  # "nan", "inf": JSON has no such number
     return document
 
 

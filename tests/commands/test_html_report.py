@@ -109,6 +109,12 @@ def test_packing_keeps_every_row_and_key_and_stores_each_value_once() -> None:
     assert values.count("pass") == 1 and len(values) == len({json.dumps(v) for v in values})
 
 
+def test_a_nan_or_infinite_score_is_written_as_text() -> None:
+    packed = pack({"nodes": [{"raw": float("nan")}, {"raw": float("-inf")}]})
+    assert unpack(json.loads(script_json(packed))) == {"nodes": [{"raw": "nan"},
+                                                                 {"raw": "-inf"}]}
+
+
 def test_script_json_cannot_end_the_script_element() -> None:
     data = {"reason": "</script><script>alert(1)</script><!-- \u2028 & >"}
     text = script_json(data)
