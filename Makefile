@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test lint deploy-files conformance cel-differential parity bench bench-cel bench-engine bench-e2e bench-churn clean cluster cluster-down e2e
+.PHONY: demo test lint browser report-demo deploy-files conformance cel-differential parity bench bench-cel bench-engine bench-e2e bench-churn clean cluster cluster-down e2e
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,9 +30,31 @@ deploy-files: $(STAMP)
 # outcomes; a control plane only for scenarios not in the cache), and the bounded sample of the
 # differential test against Kubernetes' CEL (tests/cel/test_kubernetes.py: its reference
 # evaluator is built from the same module cache as the control plane, in seconds).
-test: lint
+# The HTML report's browser tests (tests/commands/test_html_report.py, e2e marked) render
+# pages in a headless Chromium: `browser` installs Debian's package when it is missing.
+test: lint browser
 	$(BIN)/pytest -m "not e2e"
-	$(BIN)/pytest tests/e2e tests/parity tests/cel/test_kubernetes.py -m e2e
+	$(BIN)/pytest tests/e2e tests/parity tests/cel/test_kubernetes.py \
+		tests/commands/test_html_report.py -m e2e
+
+# Debian's chromium, for the HTML report's tests and screenshots; apt-get (through sudo when
+# not root) only when no chromium is on PATH.
+SUDO = $(if $(filter 0,$(shell id -u)),,sudo)
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+		echo "installing chromium (apt-get install -y chromium)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		$(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+# The HTML report of `explain` on the demo cluster (build/report-demo.html) and its
+# screenshot docs/report-demo.png (docs/reports.md).
+report-demo: $(STAMP) browser
+	@mkdir -p build
+	$(BIN)/policysched explain --cluster examples/demo-cluster.yaml --pod default/ingress-b \
+		--html build/report-demo.html >/dev/null
+	$(BIN)/python -m tests.browser screenshot build/report-demo.html docs/report-demo.png \
+		--width 1100 --height 1250
+	@echo "open build/report-demo.html; the screenshot is docs/report-demo.png"
 
 # The local control plane in .cluster/ (kube-apiserver + etcd + KWOK, 3 fake nodes).
 cluster:

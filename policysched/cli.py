@@ -17,6 +17,7 @@ from .policy.configmap_manifest import DEPLOY_NAMESPACE
 
 if TYPE_CHECKING:
     from .commands.explain import Explanation
+    from .commands.simulate import Simulation
     from .framework.profiles import Engine
 
 EXIT_INVALID = 1
@@ -151,6 +152,10 @@ _enable_option = click.option(
     "--enable", "enable", multiple=True, metavar="NAME[:WEIGHT]",
     help="Enable a policy in the configuration's first profile, with this score weight "
     "(default 1); repeatable. A policy loaded but enabled by no profile is a warning.")
+_html_option = click.option(
+    "--html", "html_path", type=click.Path(dir_okay=False, writable=True, path_type=str),
+    help="Also write a self-contained HTML report to this file (no network needed to view "
+    "it): node heat map, reasons by rule, per-zone utilisation.")
 _now_option = click.option(
     "--now", type=float, default=None,
     help="Simulated start, Unix seconds. Default: the latest creationTimestamp in the file.")
@@ -173,6 +178,20 @@ def _fail(message: str) -> None:
     click.get_current_context().exit(EXIT_INVALID)
 
 
+def _write_report(path: str, page: str) -> bool:
+    """Write an HTML report; False (the error printed on stderr) when it cannot be."""
+    from .commands import messages
+
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(page)
+    except OSError as e:
+        click.echo(f"{path}: {e.strerror}", err=True)
+        return False
+    click.echo(messages.REPORT_WROTE.format(path=path), err=True)
+    return True
+
+
 @main.command()
 @_cluster_option
 @_policies_option
@@ -183,8 +202,10 @@ def _fail(message: str) -> None:
               show_default=True, help="table for people; json for tools (stable).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the random choice between equally scored nodes.")
+@_html_option
 def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str | None,
-             enable: tuple[str, ...], now: float | None, output: str, seed: int) -> None:
+             enable: tuple[str, ...], now: float | None, output: str, seed: int,
+             html_path: str | None) -> None:
     """Schedule the pending pods of a cluster file offline, with a simulated clock, until
     nothing changes, and print where each pod went, when, and why not.
 
@@ -194,7 +215,8 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
     nominatedNodeName the pod's at the end (set by preemption), victims the pods its
     preemptions evicted, audits what rules in audit mode would have changed (the latest
     finding of each, per extension point). On a terminal, a long run shows a progress bar
-    on stderr (not with -o json).
+    on stderr (not with -o json). --html also writes the report page: the pods, a heat map
+    of the nodes' fill at the end, pods and fill per zone. Exits 0, or 1 on an error.
     """
     from .commands.loading import UserError, load_cluster
     from .commands.progress import SIMULATING, ProgressBar
@@ -211,7 +233,18 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
                                 on_progress=bar.on_simulation if bar.enabled else None)
     if output == "json":
         click.echo(json.dumps({"pods": [p.as_json() for p in result.pods]}, indent=2))
-        return
+    else:
+        _print_simulation(result)
+    if html_path is not None:
+        from .commands import messages
+        from .commands.html_report import simulation_page
+
+        title = messages.REPORT_TITLE_SIMULATE.format(cluster=cluster_path)
+        if not _write_report(html_path, simulation_page(result, title)):
+            click.get_current_context().exit(EXIT_INVALID)
+
+
+def _print_simulation(result: Simulation) -> None:
     rows: list[tuple[str, ...]] = [("POD", "NODE", "ATTEMPTS", "BOUND AT", "MESSAGE")]
     for pod in result.pods:
         rows.append((f"{pod.namespace}/{pod.name}", pod.node or "<unscheduled>",
@@ -248,17 +281,21 @@ def simulate(cluster_path: str, policy_paths: tuple[str, ...], config_path: str 
 @click.option("--failed-only", is_flag=True, help="Show only the nodes a filter rejects.")
 @click.option("--output", "-o", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="json: every node, whatever the view options.")
+@_html_option
 def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
             config_path: str | None, enable: tuple[str, ...], now: float | None, seed: int,
-            attempt: int | None,
-            node_name: str | None, top: int, failed_only: bool, output: str) -> None:
+            attempt: int | None, node_name: str | None, top: int, failed_only: bool,
+            output: str, html_path: str | None) -> None:
     """Show, for one pod, why each node passed or failed the filters and how it scored,
     as the cluster was when the simulation (the same run as simulate) scheduled the pod.
 
     The table has one row per node, the chosen node (*) first, then by score; above it,
     what rules in audit mode would have changed ("audit: policy/rule would have ..."), and
     how many nodes each filter rule rejected and why. The audited rules decide nothing:
-    they are not in the table (--node shows their verdicts apart)."""
+    they are not in the table (--node shows their verdicts apart). --html also writes the
+    report page (every node, whatever the view options): a heat map of the nodes by
+    verdict and score (a click shows a node's every rule), the rejections by rule, the
+    best nodes, and fill per zone. Exits 0, or 1 on an error."""
     from .commands.explain import UnknownPod
     from .commands.explain import explain as run_explain
     from .commands.loading import UserError, load_cluster
@@ -275,7 +312,19 @@ def explain(cluster_path: str, pod_key: str, policy_paths: tuple[str, ...],
         return
     if output == "json":
         click.echo(json.dumps(result.as_json(), indent=2))
-        return
+    else:
+        _print_explanation(result, node_name, top, failed_only)
+    if html_path is not None:
+        from .commands import messages
+        from .commands.html_report import explanation_page
+
+        title = messages.REPORT_TITLE_EXPLAIN.format(pod=result.pod, cluster=cluster_path)
+        if not _write_report(html_path, explanation_page(result, title)):
+            click.get_current_context().exit(EXIT_INVALID)
+
+
+def _print_explanation(result: Explanation, node_name: str | None, top: int,
+                       failed_only: bool) -> None:
     moment = (f"attempt {result.attempt} of {result.attempts} at {result.at:g}s"
               if result.attempt else f"never attempted; the cluster at {result.at:g}s")
     click.echo(f"pod {result.pod} (profile {result.profile}), {moment}\n"
@@ -433,9 +482,10 @@ EXIT_DIFF_ERROR = 2  # diff: bad input
               help="Seed of the random choice between equally scored nodes (both sides).")
 @click.option("--output", "-o", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text for people; json for tools (stable).")
+@_html_option
 def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
                  config_paths: tuple[str, ...], enable: tuple[str, ...], now: float | None,
-                 seed: int, output: str) -> None:
+                 seed: int, output: str, html_path: str | None) -> None:
     """Simulate a cluster file with two policy sets (or two configurations) and report
     what differs: pending pods placed on other nodes, pods unschedulable on one side only
     (with that side's FailedScheduling message, as simulate prints it), pods unschedulable
@@ -449,7 +499,9 @@ def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
     an error (like diff(1)). JSON output: {"sides": {"a", "b"}, "identical",
     "placedDifferently", "unschedulableOnlyA", "unschedulableOnlyB", "otherReasons",
     "evictedOnlyA", "evictedOnlyB", "utilisation": {"a", "b"}}. On a terminal, long runs
-    show a progress bar per side on stderr (not with -o json).
+    show a progress bar per side on stderr (not with -o json). --html also writes the
+    report page: both sides, the differences, and a heat map of each side's nodes (fill
+    at the end) with pods and fill per zone; a report that cannot be written exits 2.
     """
     from .commands.diff import compare, render_text
     from .commands.loading import UserError, load_cluster
@@ -483,6 +535,13 @@ def diff_command(cluster_path: str, policy_paths: tuple[str, ...],
         click.echo(json.dumps(report, indent=2))
     else:
         click.echo(render_text(result, labels[0], labels[1]))
+    if html_path is not None:
+        from .commands import messages
+        from .commands.html_report import comparison_page
+
+        title = messages.REPORT_TITLE_DIFF.format(cluster=cluster_path)
+        if not _write_report(html_path, comparison_page(result, labels[0], labels[1], title)):
+            context.exit(EXIT_DIFF_ERROR)
     context.exit(0 if result.identical else EXIT_DIFFERENT)
 
 

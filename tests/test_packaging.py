@@ -36,10 +36,10 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-def test_the_wheel_carries_every_module_policy_and_schema(wheel: Path) -> None:
+def test_the_wheel_carries_every_module_asset_policy_and_schema(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"policysched/{p.relative_to(ROOT / 'policysched').as_posix()}"
-                for p in (ROOT / "policysched").rglob("*.py")}
+                for p in (ROOT / "policysched").rglob("*") if p.suffix in (".py", ".css", ".js")}
     expected |= {f"policysched/policies/{p.name}" for p in (ROOT / "policies").glob("*.yaml")}
     expected |= {f"policysched/schemas/{p.name}" for p in (ROOT / "schemas").glob("*.json")}
     assert "policysched/policies/scheduler-config.yaml" in expected

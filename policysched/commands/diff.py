@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cache.node_info import NodeInfo
 from ..framework.profiles import Engine
 from ..model.resources import CPU, MEMORY
 from . import messages
@@ -186,14 +187,20 @@ def utilisation(run: Simulation) -> Utilisation:
     zones: dict[str, int] = {}
     placed_in: dict[str, int] = {}
     for info in run.scheduler.cache.nodes():
-        zone = info.view["labels"].get(ZONE_LABEL, NO_ZONE)
-        nodes.append(NodeFill(info.name, zone, _share(info.requested, info.allocatable, CPU),
-                              _share(info.requested, info.allocatable, MEMORY),
-                              info.pod_count))
+        fill = node_fill(info)
+        zone = fill.zone
+        nodes.append(fill)
         zones[zone] = zones.get(zone, 0) + info.pod_count
         placed_in[zone] = placed_in.get(zone, 0) + sum(1 for key in info.pods if key in placed)
     return Utilisation(len(placed), len(run.pods), tuple(nodes),
                        tuple(ZoneCount(z, zones[z], placed_in[z]) for z in sorted(zones)))
+
+
+def node_fill(info: NodeInfo) -> NodeFill:
+    """How full ``info`` is: its zone, cpu and memory requested over allocatable, pods."""
+    return NodeFill(info.name, info.view["labels"].get(ZONE_LABEL, NO_ZONE),
+                    _share(info.requested, info.allocatable, CPU),
+                    _share(info.requested, info.allocatable, MEMORY), info.pod_count)
 
 
 def _share(requested: Mapping[str, int], allocatable: Mapping[str, int],
@@ -208,7 +215,7 @@ def _share(requested: Mapping[str, int], allocatable: Mapping[str, int],
 def render_text(result: Comparison, label_a: str, label_b: str) -> str:
     """The report for people: the two sides, each kind of difference as a table, then
     the utilisation of each side side by side."""
-    parts = [f"A: {label_a}\nB: {label_b}", _summary(result)]
+    parts = [f"A: {label_a}\nB: {label_b}", summary(result)]
     if result.moved:
         rows = [("POD", "NODE (A)", "NODE (B)")]
         rows += [(c.pod, c.node_a or "", c.node_b or "") for c in result.moved]
@@ -236,7 +243,8 @@ def render_text(result: Comparison, label_a: str, label_b: str) -> str:
     return "\n\n".join(parts)
 
 
-def _summary(result: Comparison) -> str:
+def summary(result: Comparison) -> str:
+    """One line: identical, or how many pods differ in each way."""
     if result.identical:
         return messages.DIFF_IDENTICAL
     counts = [(len(result.moved), messages.DIFF_COUNT_MOVED),

@@ -25,6 +25,7 @@ from ..framework.scheduler import Decision, EngineSettings, Scheduler
 from ..framework.status import Code, Status
 from ..model.objects import PodInfo
 from ..policy import ExtensionPoint
+from .diff import NodeFill, node_fill
 from .simulate import simulate
 
 PASS = "pass"
@@ -46,6 +47,7 @@ class NodeExplanation:
     total: int | None = None
 
     rank: int | None = None  # 1 for the best total among the feasible nodes
+    fill: NodeFill | None = None  # the node's zone and fill at that moment
 
     @property
     def feasible(self) -> bool:
@@ -89,7 +91,12 @@ class Explanation:
                        "auditFilters": n.audit_filters,
                        "auditScores": {r: {"raw": s[0], "normalized": s[1], "weighted": s[2]}
                                        for r, s in n.audit_scores.items()},
-                       "total": n.total, "rank": n.rank} for n in self.nodes],
+                       "total": n.total, "rank": n.rank,
+                       "rejectedBy": None if n.failure is None else n.failure[0],
+                       **_fill_json(n.fill)} for n in self.nodes],
+            "rejections": [{"rule": rule, "nodes": count,
+                            "reasons": [{"reason": r, "nodes": k} for r, k in reasons]}
+                           for rule, count, reasons in self.rejections()],
         }
 
 
@@ -182,7 +189,7 @@ def _explain(scheduler: Scheduler, fwk: Framework, pod: PodInfo, snapshot: Snaps
     gate = fwk.pre_enqueue(state)
     matched = fwk.check_matches(state)
     status = fwk.run_pre_filter(state).status if matched.is_success else matched
-    rows = [NodeExplanation(n.name) for n in snapshot.nodes]
+    rows = [NodeExplanation(n.name, fill=node_fill(n)) for n in snapshot.nodes]
     chosen, message = (None, "") if decision is None else (decision.node, decision.message)
     if not gate.is_success:
         chosen, message = None, gate.message
@@ -256,6 +263,13 @@ def _aggregates(fwk: Framework, state: CycleState, snapshot: Snapshot,
                 for node, row in zip(snapshot.nodes, explanation.nodes, strict=True):
                     row.aggregates[label] = {"count": value.count(node.view),
                                              "onNode": value.on_node(node.view)}
+
+
+def _fill_json(fill: NodeFill | None) -> dict[str, Any]:
+    """A node's zone, cpu and memory fill and pods, as the JSON output has them."""
+    if fill is None:
+        return {}
+    return {key: value for key, value in fill.as_json().items() if key != "node"}
 
 
 def _filter_cell(verdict: Status) -> str:

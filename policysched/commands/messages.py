@@ -1,4 +1,5 @@
-"""User-visible texts of the offline commands ``snapshot`` and ``diff``.
+"""User-visible texts of the offline commands ``snapshot`` and ``diff``, and of the HTML
+reports.
 
 Templates use ``str.format`` fields.
 """
@@ -45,3 +46,9 @@ DIFF_ZONE_SPREAD = "zone spread (max - min pods)"
 # --- run --shadow ---------------------------------------------------------------------------
 SHADOW_OPTIONS_ALONE = ("--shadow-scheduler-name, --shadow-profile and --shadow-report "
                         "apply to --shadow: add --shadow")
+
+# --- HTML reports (--html) -----------------------------------------------------------------
+REPORT_WROTE = "wrote {path}"
+REPORT_TITLE_SIMULATE = "policysched simulate {cluster}"
+REPORT_TITLE_EXPLAIN = "policysched explain {pod} ({cluster})"
+REPORT_TITLE_DIFF = "policysched diff {cluster}"

@@ -121,3 +121,19 @@ def test_simulate_lists_the_findings_under_the_table(tmp_path: Path) -> None:
             f"  default/web-1: {FILTER_FINDING}\n  default/web-1: {SCORE_FINDING}\n") in output
     data = json.loads(invoke(tmp_path, "simulate", "-o", "json"))
     assert data["pods"][0]["audits"] == [FILTER_FINDING, SCORE_FINDING]
+
+
+def test_explain_json_has_each_nodes_rejecting_rule_zone_and_fill_and_the_rejections(
+        tmp_path: Path) -> None:
+    """What the HTML report draws: the first rule that rejects each node, the node's zone
+    and fill at that moment, and the rejections by rule as the table's summary counts
+    them."""
+    data = json.loads(invoke(tmp_path, "explain", "--pod", "web-1", "-o", "json",
+                             enforcement="Enforce"))
+    by_node = {n["node"]: n for n in data["nodes"]}
+    assert by_node["node-a"]["rejectedBy"] is None
+    assert by_node["node-b"]["rejectedBy"] == "ssd-only/needs-ssd"
+    assert {k: by_node["node-c"][k] for k in ("zone", "cpu", "memory", "pods")} == {
+        "zone": "zone-c", "cpu": 0.0, "memory": 0.0, "pods": 0}
+    assert data["rejections"] == [{"rule": "ssd-only/needs-ssd", "nodes": 2, "reasons": [
+        {"reason": "node(s) without an SSD", "nodes": 2}]}]
