@@ -2,9 +2,8 @@
 scheduling variables, and Kubernetes' CEL quantity library.
 
 Policies see the amounts of pods and nodes already normalised to plain numbers (cpu in
-millicores, memory in bytes): ``quantity_int`` is the int64 the cluster cache counts,
-``parse_quantity_value`` / ``parse_quantity_milli`` the value and milli-value as numbers,
-raising ``ValueError``.
+millicores, memory in bytes): ``quantity_int`` is the int64 the cluster cache counts
+(``Value()`` or ``MilliValue()``), raising ``ValueError`` for what is not a quantity.
 
 In CEL, ``quantity('1.5Gi')`` is a ``kubernetes.Quantity`` (``resource_quantity``) with the
 methods of Kubernetes' library (k8s.io/apiserver/pkg/cel/library/quantity.go): ``isInteger``,
@@ -110,32 +109,6 @@ def _parse(s: str) -> Decimal | str:
     return d
 
 
-def _value(d: Decimal) -> int | float:
-    """int when the value is a whole number in int64 range, else double."""
-    if d.is_zero():
-        return 0
-    if d.adjusted() <= 18 and d == d.to_integral_value():
-        i = int(d)
-        if INT64_MIN <= i <= INT64_MAX:
-            return i
-    f = float(d)
-    if f in (float("inf"), float("-inf")):
-        raise OverflowError("quantity out of the double range")
-    return f
-
-
-def _milli(d: Decimal) -> int:
-    """ceil(d * 1000), as ``Quantity.MilliValue()``; must fit int64."""
-    if d.is_zero():
-        return 0
-    if d.adjusted() > 16:
-        raise OverflowError("quantity in milli-units out of int64 range")
-    m = int(_DECIMAL_CONTEXT.scaleb(d, 3).to_integral_value(rounding=ROUND_CEILING))
-    if not (INT64_MIN <= m <= INT64_MAX):
-        raise OverflowError("quantity in milli-units out of int64 range")
-    return m
-
-
 def _shown(s: str) -> str:
     return repr(s if len(s) <= 80 else s[:77] + "...")
 
@@ -155,35 +128,6 @@ def _decimal_of(s: str | int | float) -> Decimal:
             raise ValueError(f"invalid quantity {s!r}: not a finite number")
         return d
     raise ValueError(f"invalid quantity {s!r}: not a string or number")
-
-
-def parse_quantity_value(s: str | int | float) -> int | float:
-    """A quantity in base units: ``"1.5Gi"`` → 1610612736, ``"500m"`` → 0.5, ``"2"`` → 2.
-
-    Raises ``ValueError`` (naming the input) when ``s`` is not a Kubernetes quantity or is
-    out of range. Numbers are accepted as they are (ints as ints).
-    """
-    if type(s) is int:
-        return s
-    d = _decimal_of(s)
-    try:
-        return _value(d)
-    except OverflowError as e:
-        raise ValueError(f"invalid quantity {_shown(str(s))}: {e}") from None
-
-
-def parse_quantity_milli(s: str | int | float) -> int:
-    """A quantity in milli-units, rounded up: ``"500m"`` → 500, ``"1"`` → 1000,
-    ``"0.1m"`` → 1 (as ``resource.Quantity.MilliValue()``).
-
-    Raises ``ValueError`` (naming the input) when ``s`` is not a quantity or the result does
-    not fit int64.
-    """
-    d = _decimal_of(s)
-    try:
-        return _milli(d)
-    except OverflowError as e:
-        raise ValueError(f"invalid quantity {_shown(str(s))}: {e}") from None
 
 
 def quantity_int(s: str | int | float, milli: bool = False) -> int:
