@@ -26,7 +26,7 @@ from ..cache.cache import Snapshot
 from ..cache.node_info import NodeInfo
 from ..cache.node_table import NodeTable
 from ..cel import CelError
-from ..cel.values import detached
+from ..cel.values import detached, register_identity
 from ..cel.vector import FactorisedColumn, NumericColumn
 from ..model.objects import PodInfo
 from ..model.selectors import (
@@ -127,6 +127,17 @@ class AggregateValue:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AggregateValue) and other.serial == self.serial
+
+    def identity(self) -> Hashable:
+        """The tier-4 key (``cel.vector.freeze``): an aggregate that counts nothing
+        anywhere reads the same on every node as any other such aggregate over the same
+        rows (a pod no existing pod's terms select, in a cluster without them), so its
+        results are kept from one pod to the next; any other is only itself."""
+        if self.total_count == 0 and self.domain_count == 0 and self.minimum_count == 0 \
+                and self.scored_domains is None and not self.counts.any() \
+                and not self.own.any():
+            return ("nothing counted", len(self.counts))
+        return ("serial", self.serial)
 
     # -- CEL ------------------------------------------------------------------------------
 
@@ -409,3 +420,5 @@ def _selecting(weights: tuple[tuple[Hashable, PodAffinityTerm, int], ...],
             out[term.topology_key] = out.get(term.topology_key, 0) + weight
     return out
 
+
+register_identity(AggregateValue, AggregateValue.identity)

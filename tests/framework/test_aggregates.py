@@ -38,6 +38,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from policysched.cache import node_table
@@ -45,9 +46,10 @@ from policysched.cache.cache import Snapshot
 from policysched.cache.node_info import NodeInfo
 from policysched.cache.node_table import NodeTable
 from policysched.cel import CelError
+from policysched.cel.vector import freeze
 from policysched.cluster.memory import MemoryBackend, merge_label_keys
 from policysched.commands.loading import load_engine
-from policysched.framework.aggregates import ClusterView
+from policysched.framework.aggregates import AggregateValue, ClusterView, WhatIf
 from policysched.framework.profiles import Engine, build_frameworks
 from policysched.framework.runtime import CycleState, Framework
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
@@ -1207,3 +1209,21 @@ def test_a_pod_recreated_with_other_terms_is_counted_with_its_new_terms() -> Non
         backend.add_object(guard(anti))
         s.sync()
         assert counted() == ([1, 0] if anti else [0, 0]), anti
+
+
+def test_an_aggregate_that_counts_nothing_is_the_same_for_the_vectorised_caches() -> None:
+    """``freeze`` (tier 4's key) makes two aggregates that count nothing anywhere equal, so
+    a rule reading one keeps its results from one pod to the next; any aggregate that
+    counts something is only itself."""
+    nodes = [NodeInfo.of({"metadata": {"name": f"n{i}"}}) for i in range(3)]
+    view = ClusterView(Snapshot(1, nodes), NodeTable())
+
+    def value(counts: list[int], total: int = 0) -> AggregateValue:
+        return AggregateValue(view, np.array(counts, np.int64), np.array(counts, np.int64),
+                              0, 0, total, lambda node, row: WhatIf(0, 0, 0, 0))
+
+    empty, other_empty = value([0, 0, 0]), value([0, 0, 0])
+    assert empty != other_empty  # as CEL values they stay distinct objects
+    assert freeze(empty) == freeze(other_empty)
+    counting, same_counts = value([1, 0, 0], 1), value([1, 0, 0], 1)
+    assert freeze(counting) != freeze(same_counts) != freeze(empty)
