@@ -158,6 +158,24 @@ def attach_cluster(cluster_dir: Path) -> Cluster:
     return Cluster(cluster_dir, read_cluster_env(cluster_dir), api, 0.0)
 
 
+def start_controller_manager(cluster: Cluster) -> float:
+    """``cluster.sh start-controller-manager`` (the PersistentVolume binder only) unless it
+    already runs in the cluster's directory; the seconds it took (0 if it was running).
+    ``cluster.sh down`` stops it with the rest."""
+    env = script_env(cluster.dir)
+    status = subprocess.run([str(CLUSTER_SH), "status"], env=env, capture_output=True,
+                            text=True, timeout=60, check=False)
+    if re.search(r"^kube-controller-manager\s+running", status.stdout, re.MULTILINE):
+        return 0.0
+    started = time.monotonic()
+    done = subprocess.run([str(CLUSTER_SH), "start-controller-manager"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        raise ClusterError("deploy/local/cluster.sh start-controller-manager failed "
+                           f"(exit status {done.returncode}):\n{done.stdout}{done.stderr}")
+    return time.monotonic() - started
+
+
 def stop_cluster(cluster_dir: Path) -> str:
     """``cluster.sh down`` (stops every process registered in ``cluster_dir``)."""
     done = subprocess.run([str(CLUSTER_SH), "down"], env=script_env(cluster_dir),
