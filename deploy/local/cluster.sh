@@ -425,7 +425,7 @@ EOF
 # once /readyz answers.
 start_apiserver() {
   local pki="$CLUSTER_DIR/pki"
-  # There is no kube-controller-manager, hence:
+  # kube-controller-manager runs, if at all, with only the PersistentVolume binder, hence:
   #  - ServiceAccount admission off (nothing creates the `default` ServiceAccount);
   #  - TaintNodesByCondition admission off (it puts node.kubernetes.io/not-ready:NoSchedule
   #    on every new Node, and only the node-lifecycle controller would ever remove it);

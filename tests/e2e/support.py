@@ -47,7 +47,7 @@ LEADER_METRIC = "leader_election_master_status"
 TOKEN_SECONDS = 4 * 3600  # the ServiceAccount token outlives any run of the suite
 
 # The RBAC manifests the suite applies with the admin identity (the Deployment is not run:
-# there is no kube-controller-manager, and the scheduler runs as a local process instead).
+# no Deployment controller runs, and the scheduler runs as a local process instead).
 RBAC_MANIFESTS = ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml",
                   "clusterrolebinding.yaml", "role.yaml", "rolebinding.yaml")
 POLICY_CONFIGMAPS = "policies-configmap.yaml"
