@@ -708,7 +708,7 @@ cmd_env() {
   echo "export KUBE_CONTROLLER_MANAGER_BIN='${KUBE_CONTROLLER_MANAGER_BIN:-}'"
 }
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd="${1:-}"; shift || true
