@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # deploy/local/cluster.sh — build (cached) and run a real local Kubernetes control
 # plane for policysched: etcd + kube-apiserver + KWOK fake nodes, all on 127.0.0.1.
-# The reference kube-scheduler is built too, but only started on request.
+# The reference kube-scheduler and kube-controller-manager are built too, but only started
+# on request.
 #
 #   cluster.sh build [TARGET]        build (cached) TARGET: control-plane (etcd, kube-apiserver,
-#                                    kube-scheduler, kwok), cel-reference, or all (the default)
-#   cluster.sh up [--nodes N]        start etcd, kube-apiserver, kwok; create N fake nodes (default 3)
+#                                    kube-scheduler, kube-controller-manager, kwok), cel-reference,
+#                                    or all (the default)
+#   cluster.sh up [--nodes N] [--controller-manager]
+#                                    start etcd, kube-apiserver, kwok; create N fake nodes (default
+#                                    3); --controller-manager: then start-controller-manager too
 #   cluster.sh down                  stop everything started under $CLUSTER_DIR (TERM, then KILL)
 #   cluster.sh status                show processes, ports, apiserver health, node readiness
 #   cluster.sh smoke                 prove nodes Ready + nodeName pod + pods/binding pod Running
 #   cluster.sh start-scheduler       start the reference kube-scheduler (not done by `up`)
+#   cluster.sh start-controller-manager [--controllers LIST]
+#                                    start kube-controller-manager with only the PersistentVolume
+#                                    binder (default LIST: persistentvolume-binder)
 #   cluster.sh restart-apiserver [--signal TERM|KILL] [--down SECONDS]   restart kube-apiserver only
-#   cluster.sh path BINARY           print the cached path of etcd|kube-apiserver|kube-scheduler|kwok|cel-reference
+#   cluster.sh path BINARY           print the cached path of etcd|kube-apiserver|kube-scheduler|
+#                                    kube-controller-manager|kwok|cel-reference
 #   cluster.sh env                   print shell exports (KUBECONFIG, ...) for the running cluster
 #   cluster.sh pin-kube vX.Y.Z       regenerate deploy/local/kube/go.mod for another release
 #
@@ -63,13 +71,14 @@ module_key() {
     sha256sum | cut -c1-10
 }
 
-# The kube wrapper module also holds cmd/cel-reference (the CEL reference evaluator of the
-# differential test): each binary's key covers only its own sources, so editing one never
-# rebuilds the other.
-KUBE_BIN_DIR="" ETCD_BIN_DIR="" KWOK_BIN_DIR="" CEL_REFERENCE_BIN_DIR=""
+# The kube wrapper module also holds cmd/kube-controller-manager and cmd/cel-reference (the
+# CEL reference evaluator of the differential test): each binary directory's key covers only
+# its own sources (and the shared go.mod/go.sum), so editing one never rebuilds another.
+KUBE_BIN_DIR="" KCM_BIN_DIR="" ETCD_BIN_DIR="" KWOK_BIN_DIR="" CEL_REFERENCE_BIN_DIR=""
 resolve_bin_dirs() {
   [[ -n "$GO" && -x "$GO" ]] || die "Go not found (set GO=/path/to/go)"
-  KUBE_BIN_DIR="$CACHE/bin/kube-$KUBE_VERSION-$(module_key "$HERE/kube" -not -path './cmd/cel-reference/*')"
+  KUBE_BIN_DIR="$CACHE/bin/kube-$KUBE_VERSION-$(module_key "$HERE/kube" -not -path './cmd/cel-reference/*' -not -path './cmd/kube-controller-manager/*')"
+  KCM_BIN_DIR="$CACHE/bin/kube-controller-manager-$KUBE_VERSION-$(module_key "$HERE/kube" -not -path './cmd/cel-reference/*' -not -path './cmd/kube-apiserver/*' -not -path './cmd/kube-scheduler/*')"
   CEL_REFERENCE_BIN_DIR="$CACHE/bin/cel-reference-$KUBE_VERSION-$(module_key "$HERE/kube" -not -path './cmd/kube-*')"
   ETCD_BIN_DIR="$CACHE/bin/etcd-$ETCD_VERSION-$(module_key "$HERE/etcd")"
   KWOK_BIN_DIR="$CACHE/bin/kwok-$KWOK_VERSION-$(module_key "$HERE/kwok")"
@@ -78,6 +87,7 @@ resolve_bin_dirs() {
 bin_path() {
   case "$1" in
     kube-apiserver | kube-scheduler) echo "$KUBE_BIN_DIR/$1" ;;
+    kube-controller-manager) echo "$KCM_BIN_DIR/$1" ;;
     etcd) echo "$ETCD_BIN_DIR/etcd" ;;
     kwok) echo "$KWOK_BIN_DIR/kwok" ;;
     cel-reference) echo "$CEL_REFERENCE_BIN_DIR/cel-reference" ;;
@@ -114,6 +124,19 @@ mod_info() { # wrapper-dir module version field
   [[ -f "$info" ]] || (cd "$1" && "$GO" mod download "$2" >/dev/null 2>&1) || true
   [[ -f "$info" ]] || return 0
   sed -n "s/.*\"$4\": *\"\([^\"]*\)\".*/\1/p" "$info" | head -1
+}
+
+# -X flags stamping the Kubernetes release into component-base and client-go (what
+# `--version` and the User-Agent report).
+kube_ldflags() {
+  local v="${KUBE_VERSION#v}" commit date pkg ldf=""
+  commit="$(mod_info "$HERE/kube" k8s.io/kubernetes "$KUBE_VERSION" Hash)"
+  date="$(mod_info "$HERE/kube" k8s.io/kubernetes "$KUBE_VERSION" Time)"; date="${date:-1970-01-01T00:00:00Z}"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=${v%%.*} -X $pkg.gitMinor=$(cut -d. -f2 <<<"$v")"
+    ldf+=" -X $pkg.gitCommit=${commit} -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  echo "$ldf"
 }
 
 go_build() { # module-dir output-dir package...
@@ -168,20 +191,27 @@ build_control_plane() {
     step "download modules for k8s.io/kubernetes $KUBE_VERSION"
     (cd "$HERE/kube" && nice -n "$GO_NICE" "$GO" mod download k8s.io/kubernetes && nice -n "$GO_NICE" "$GO" list -deps ./... >/dev/null)
     done_step
-    local v="${KUBE_VERSION#v}" commit date pkg ldf=""
-    commit="$(mod_info "$HERE/kube" k8s.io/kubernetes "$KUBE_VERSION" Hash)"
-    date="$(mod_info "$HERE/kube" k8s.io/kubernetes "$KUBE_VERSION" Time)"; date="${date:-1970-01-01T00:00:00Z}"
-    for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-      ldf+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=${v%%.*} -X $pkg.gitMinor=$(cut -d. -f2 <<<"$v")"
-      ldf+=" -X $pkg.gitCommit=${commit} -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
-    done
-    local b
+    local b ldf; ldf="$(kube_ldflags)"
     for b in kube-apiserver kube-scheduler; do
       step "go build $b ($KUBE_VERSION)"
       go_build "$HERE/kube" "$tmp" "-s -w$ldf" "./cmd/$b"
       done_step "$(du -h "$tmp/$b" | cut -f1)"
     done
     rm -rf "$KUBE_BIN_DIR"; mv "$tmp" "$KUBE_BIN_DIR"; built=1
+  fi
+
+  # --- kube-controller-manager (its own directory and key: editing its main rebuilds nothing else)
+  if [[ -x "$KCM_BIN_DIR/kube-controller-manager" ]]; then
+    log "==> kube-controller-manager: cached in $KCM_BIN_DIR"
+  else
+    local tmp="$KCM_BIN_DIR.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"
+    step "download modules for kube-controller-manager $KUBE_VERSION"
+    (cd "$HERE/kube" && nice -n "$GO_NICE" "$GO" list -deps ./cmd/kube-controller-manager >/dev/null)
+    done_step
+    step "go build kube-controller-manager ($KUBE_VERSION)"
+    go_build "$HERE/kube" "$tmp" "-s -w$(kube_ldflags)" ./cmd/kube-controller-manager
+    done_step "$(du -h "$tmp/kube-controller-manager" | cut -f1)"
+    rm -rf "$KCM_BIN_DIR"; mv "$tmp" "$KCM_BIN_DIR"; built=1
   fi
 
   # --- etcd
@@ -235,7 +265,7 @@ cmd_pin_kube() {
   gover="$(awk '$1=="go" {print $2; exit}' "$modfile")"
   godebug="$(awk '$1=="godebug" {print; exit}' "$modfile")"
   {
-    echo "// Wrapper module: builds kube-apiserver and kube-scheduler from k8s.io/kubernetes $ver"
+    echo "// Wrapper module: builds kube-apiserver, kube-scheduler and kube-controller-manager from k8s.io/kubernetes $ver"
     echo "// using the published staging modules (regenerate with: deploy/local/cluster.sh pin-kube vX.Y.Z)."
     echo "module policysched.local/kube"
     echo
@@ -395,7 +425,7 @@ EOF
 # once /readyz answers.
 start_apiserver() {
   local pki="$CLUSTER_DIR/pki"
-  # There is no kube-controller-manager, hence:
+  # kube-controller-manager runs, if at all, with only the PersistentVolume binder, hence:
   #  - ServiceAccount admission off (nothing creates the `default` ServiceAccount);
   #  - TaintNodesByCondition admission off (it puts node.kubernetes.io/not-ready:NoSchedule
   #    on every new Node, and only the node-lifecycle controller would ever remove it);
@@ -430,11 +460,12 @@ start_apiserver() {
 }
 
 cmd_up() {
-  local nodes=3
+  local nodes=3 controller_manager=0
   while (($#)); do
     case "$1" in
       --nodes) nodes="${2:?--nodes needs a number}"; shift 2 ;;
       --nodes=*) nodes="${1#*=}"; shift ;;
+      --controller-manager) controller_manager=1; shift ;;
       *) die "unknown option for up: $1" ;;
     esac
   done
@@ -458,8 +489,8 @@ cmd_up() {
   mkdir -p "$CLUSTER_DIR"
   rm -rf "$CLUSTER_DIR/etcd-data" "$CLUSTER_DIR"/*.log "$CLUSTER_DIR"/*.pid "$CLUSTER_DIR/cluster.env"
   gen_pki
-  read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT SCHEDULER_PORT <<<"$(free_ports 5 || true)"
-  [[ "${SCHEDULER_PORT:-}" =~ ^[0-9]+$ ]] || die "could not pick free loopback ports (is $PYTHON working?)"
+  read -r ETCD_PORT ETCD_PEER_PORT APISERVER_PORT KWOK_PORT SCHEDULER_PORT CONTROLLER_MANAGER_PORT <<<"$(free_ports 6 || true)"
+  [[ "${CONTROLLER_MANAGER_PORT:-}" =~ ^[0-9]+$ ]] || die "could not pick free loopback ports (is $PYTHON working?)"
   APISERVER_URL="https://127.0.0.1:$APISERVER_PORT"
   write_kubeconfig
   cat >"$CLUSTER_DIR/cluster.env" <<EOF
@@ -475,12 +506,14 @@ ETCD_PEER_PORT='$ETCD_PEER_PORT'
 APISERVER_PORT='$APISERVER_PORT'
 KWOK_PORT='$KWOK_PORT'
 SCHEDULER_PORT='$SCHEDULER_PORT'
+CONTROLLER_MANAGER_PORT='$CONTROLLER_MANAGER_PORT'
 KUBE_VERSION='$KUBE_VERSION'
 ETCD_VERSION='$ETCD_VERSION'
 KWOK_VERSION='$KWOK_VERSION'
 ETCD_BIN='$(bin_path etcd)'
 KUBE_APISERVER_BIN='$(bin_path kube-apiserver)'
 KUBE_SCHEDULER_BIN='$(bin_path kube-scheduler)'
+KUBE_CONTROLLER_MANAGER_BIN='$(bin_path kube-controller-manager)'
 KWOK_BIN='$(bin_path kwok)'
 KUBE_SCHEDULER_CONFIG='$CLUSTER_DIR/kube-scheduler-config.yaml'
 EOF
@@ -528,10 +561,45 @@ EOF
   fi
   done_step
 
+  ((controller_manager == 0)) || cmd_start_controller_manager
+
   trap - EXIT
   log "up: cluster ready in $(elapsed "$t_up")"
   log "    export KUBECONFIG=$CLUSTER_DIR/kubeconfig      (or: source $CLUSTER_DIR/cluster.env)"
   log "    reference scheduler: $0 start-scheduler   (binary: $(bin_path kube-scheduler))"
+  ((controller_manager == 1)) ||
+    log "    PV controller: $0 start-controller-manager   (binary: $(bin_path kube-controller-manager))"
+}
+
+# kube-controller-manager with only the controllers volume binding needs: the
+# PersistentVolume binder (binds PVCs to PVs, honours volume.kubernetes.io/selected-node
+# for WaitForFirstConsumer claims, provisions nothing without an external provisioner). It
+# uses the admin kubeconfig (--use-service-account-credentials stays false, so no
+# ServiceAccount tokens are needed), no cloud provider, no leader election.
+cmd_start_controller_manager() {
+  local controllers=persistentvolume-binder
+  while (($#)); do
+    case "$1" in
+      --controllers) controllers="${2:?--controllers needs a list}"; shift 2 ;;
+      --controllers=*) controllers="${1#*=}"; shift ;;
+      *) die "unknown option for start-controller-manager: $1" ;;
+    esac
+  done
+  load_env
+  pid_of kube-controller-manager >/dev/null && die "kube-controller-manager already running (pid $(pid_of kube-controller-manager))"
+  [[ -x "${KUBE_CONTROLLER_MANAGER_BIN:-}" ]] || die "no kube-controller-manager binary (run: $0 build control-plane, then $0 up)"
+  step "start kube-controller-manager $KUBE_VERSION (controllers: $controllers)"
+  start_daemon kube-controller-manager "$KUBE_CONTROLLER_MANAGER_BIN" \
+    --kubeconfig "$KUBECONFIG" \
+    --authentication-kubeconfig "$KUBECONFIG" \
+    --authorization-kubeconfig "$KUBECONFIG" \
+    --controllers "$controllers" \
+    --leader-elect=false \
+    --bind-address 127.0.0.1 \
+    --secure-port "$CONTROLLER_MANAGER_PORT"
+  wait_for "kube-controller-manager /healthz" 60 kube-controller-manager \
+    curl -skf "https://127.0.0.1:$CONTROLLER_MANAGER_PORT/healthz"
+  done_step "pid $(pid_of kube-controller-manager), healthz https://127.0.0.1:$CONTROLLER_MANAGER_PORT/healthz"
 }
 
 cmd_start_scheduler() {
@@ -603,12 +671,12 @@ cmd_down() {
 cmd_status() {
   local name pid rc=0
   [[ -d "$CLUSTER_DIR" ]] || { log "no cluster dir $CLUSTER_DIR"; return 1; }
-  for name in etcd kube-apiserver kwok kube-scheduler; do
+  for name in etcd kube-apiserver kwok kube-scheduler kube-controller-manager; do
     if pid="$(pid_of "$name")"; then
-      printf '%-15s running  pid %s\n' "$name" "$pid"
+      printf '%-23s running  pid %s\n' "$name" "$pid"
     else
-      printf '%-15s stopped\n' "$name"
-      [[ "$name" == kube-scheduler ]] || rc=1
+      printf '%-23s stopped\n' "$name"
+      [[ "$name" == kube-scheduler || "$name" == kube-controller-manager ]] || rc=1
     fi
   done
   if [[ -f "$CLUSTER_DIR/cluster.env" ]]; then
@@ -637,9 +705,10 @@ cmd_env() {
   echo "export APISERVER_URL='$APISERVER_URL'"
   echo "export KUBE_SCHEDULER_BIN='$KUBE_SCHEDULER_BIN'"
   echo "export KUBE_SCHEDULER_CONFIG='$KUBE_SCHEDULER_CONFIG'"
+  echo "export KUBE_CONTROLLER_MANAGER_BIN='${KUBE_CONTROLLER_MANAGER_BIN:-}'"
 }
 
-usage() { sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 main() {
   local cmd="${1:-}"; shift || true
@@ -651,6 +720,7 @@ main() {
     smoke) load_env; CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" smoke "$@" ;;
     smoke-scheduler) load_env; CLUSTER_DIR="$CLUSTER_DIR" "$PYTHON" "$HERE/kapi.py" smoke-scheduler "$@" ;;
     start-scheduler) cmd_start_scheduler "$@" ;;
+    start-controller-manager) cmd_start_controller_manager "$@" ;;
     restart-apiserver) cmd_restart_apiserver "$@" ;;
     path) resolve_bin_dirs; bin_path "${1:?usage: path BINARY}" ;;
     env) cmd_env ;;

@@ -20,6 +20,9 @@ Session fixtures, in the order they build on each other:
 Function fixtures: ``namespace`` (one per scenario; its pods are force-deleted after),
 ``make_node`` (extra KWOK nodes, deleted after), ``make_priority_class``.
 
+``controller_manager`` (session, on demand) — ``cluster.sh start-controller-manager``: the
+PersistentVolume binder completes PVC↔PV bindings for the volume tests.
+
 Figures (cluster start, scheduler start, reload latency, total e2e time) are printed in the
 terminal summary.
 """
@@ -113,6 +116,19 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[support.Cluste
         running.api.close()
         support.stop_cluster(cluster_dir)
         _SESSION["cluster_stopped"] = time.monotonic()
+
+
+@pytest.fixture(scope="session")
+def controller_manager(cluster: support.Cluster) -> support.Cluster:
+    """The cluster with kube-controller-manager running its PersistentVolume binder
+    (started on first use: `up` does not, to keep the suite's start fast)."""
+    try:
+        seconds = support.start_controller_manager(cluster)
+    except support.ClusterError as e:
+        pytest.fail(str(e), pytrace=False)
+    if seconds:
+        figure("kube-controller-manager: start → /healthz 200", f"{seconds:.1f} s")
+    return cluster
 
 
 @pytest.fixture(scope="session")

@@ -47,7 +47,7 @@ LEADER_METRIC = "leader_election_master_status"
 TOKEN_SECONDS = 4 * 3600  # the ServiceAccount token outlives any run of the suite
 
 # The RBAC manifests the suite applies with the admin identity (the Deployment is not run:
-# there is no kube-controller-manager, and the scheduler runs as a local process instead).
+# no Deployment controller runs, and the scheduler runs as a local process instead).
 RBAC_MANIFESTS = ("namespace.yaml", "serviceaccount.yaml", "clusterrole.yaml",
                   "clusterrolebinding.yaml", "role.yaml", "rolebinding.yaml")
 POLICY_CONFIGMAPS = "policies-configmap.yaml"
@@ -156,6 +156,24 @@ def attach_cluster(cluster_dir: Path) -> Cluster:
         raise ClusterError(f"no cluster running in {cluster_dir}:\n{done.stdout}{done.stderr}")
     api = config.new_client_from_config(config_file=str(cluster_dir / "kubeconfig"))
     return Cluster(cluster_dir, read_cluster_env(cluster_dir), api, 0.0)
+
+
+def start_controller_manager(cluster: Cluster) -> float:
+    """``cluster.sh start-controller-manager`` (the PersistentVolume binder only) unless it
+    already runs in the cluster's directory; the seconds it took (0 if it was running).
+    ``cluster.sh down`` stops it with the rest."""
+    env = script_env(cluster.dir)
+    status = subprocess.run([str(CLUSTER_SH), "status"], env=env, capture_output=True,
+                            text=True, timeout=60, check=False)
+    if re.search(r"^kube-controller-manager\s+running", status.stdout, re.MULTILINE):
+        return 0.0
+    started = time.monotonic()
+    done = subprocess.run([str(CLUSTER_SH), "start-controller-manager"], env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    if done.returncode != 0:
+        raise ClusterError("deploy/local/cluster.sh start-controller-manager failed "
+                           f"(exit status {done.returncode}):\n{done.stdout}{done.stderr}")
+    return time.monotonic() - started
 
 
 def stop_cluster(cluster_dir: Path) -> str:

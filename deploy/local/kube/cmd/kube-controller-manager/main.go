@@ -1,0 +1,18 @@
+// Command kube-controller-manager is a thin wrapper around the upstream
+// kube-controller-manager command from k8s.io/kubernetes, built as an ordinary Go
+// module. cluster.sh runs it with only the PersistentVolume controllers.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewControllerManagerCommand()))
+}
