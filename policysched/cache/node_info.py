@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,11 @@ class NodeInfo:
     non_zero_usage: Resources = field(  # summed ``PodInfo.non_zero``: cpu and memory
         default_factory=lambda: dict.fromkeys(NON_ZERO_DEFAULTS, 0))
     port_counts: Counter[HostPort] = field(default_factory=Counter)
+    # NodeVolumeLimits' count: the CSI volumes of the pods on the node, each unique volume
+    # name -> its driver, with how many of the pods use it; and what each pod added
+    csi_volumes: dict[str, str] = field(default_factory=dict)
+    csi_volume_users: Counter[str] = field(default_factory=Counter)
+    pod_csi_volumes: dict[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, obj: dict[str, Any]) -> NodeInfo:
@@ -80,11 +86,17 @@ class NodeInfo:
     def used_ports(self) -> list[dict[str, Any]]:
         return self.view["usedPorts"]
 
-    def add_pod(self, pod: PodInfo) -> None:
-        """Count ``pod`` on this node (replacing a pod with the same key)."""
+    def add_pod(self, pod: PodInfo, csi_volumes: Mapping[str, str] | None = None) -> None:
+        """Count ``pod`` on this node (replacing a pod with the same key), with the CSI
+        volumes it uses (unique volume name -> driver; ``StorageObjects.attached_csi_volumes``)."""
         if pod.key in self.pods:
             self.remove_pod(pod)
         self.pods[pod.key] = pod
+        if csi_volumes:
+            self.pod_csi_volumes[pod.key] = csi_volumes
+            for unique, driver in csi_volumes.items():
+                self.csi_volume_users[unique] += 1
+                self.csi_volumes[unique] = driver
         self.pod_views.append(pod.view)
         allocatable, requested, free = self.allocatable, self.requested, self.free
         for resource, amount in pod.requests.items():
@@ -113,6 +125,10 @@ class NodeInfo:
         counted = self.pods.pop(pod.key, None)
         if counted is None:
             return None
+        for unique in self.pod_csi_volumes.pop(pod.key, ()):
+            self.csi_volume_users[unique] -= 1
+            if not self.csi_volume_users[unique]:
+                del self.csi_volume_users[unique], self.csi_volumes[unique]
         for i, view in enumerate(self.pod_views):
             if view is counted.view:
                 del self.pod_views[i]
@@ -175,7 +191,15 @@ class NodeInfo:
             usage=dict(self.usage),
             non_zero_usage=dict(self.non_zero_usage),
             port_counts=Counter(self.port_counts),
+            csi_volumes=dict(self.csi_volumes),
+            csi_volume_users=Counter(self.csi_volume_users),
+            pod_csi_volumes=dict(self.pod_csi_volumes),
         )
+
+    def attached_csi_volumes(self) -> dict[str, int]:
+        """The number of unique CSI volumes of the node's pods per driver."""
+        counts: Counter[str] = Counter(self.csi_volumes.values())
+        return dict(counts)
 
     def _refresh_totals(self, allocatable: Resources, requested: Resources,
                         free: Resources) -> None:

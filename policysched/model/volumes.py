@@ -345,3 +345,76 @@ def csi_volume(claim: ClaimInfo, volumes: Mapping[str, VolumeInfo],
         return None
     driver = storage_class.provisioner
     return driver, f"{driver}/-{claim.namespace}/{claim.name}"
+
+
+@dataclass(frozen=True)
+class StorageObjects:
+    """The storage objects of the cluster at one moment, by key: claims by
+    "namespace/name", the others by name. Read-only."""
+
+    claims: Mapping[str, ClaimInfo]
+    volumes: Mapping[str, VolumeInfo]
+    classes: Mapping[str, StorageClassInfo]
+    csi_nodes: Mapping[str, CSINodeInfo]
+    csi_drivers: Mapping[str, CSIDriverInfo]
+
+    def volume_views(self, namespace: str, volumes: tuple[PodVolume, ...]
+                     ) -> list[dict[str, Any]]:
+        """The CEL views of a pod's ``volumes`` (``pod_volumes``) in its ``namespace``:
+        each volume with its claim, the claim's bound PersistentVolume and its class
+        (each null when absent or unknown)."""
+        views = []
+        for volume in volumes:
+            claim = self.claims.get(f"{namespace}/{volume.claim}") if volume.claim else None
+            bound = self.volumes.get(claim.volume_name) if claim and claim.volume_name else None
+            storage_class = self.classes.get(claim.storage_class) if claim else None
+            views.append({
+                "name": volume.name, "claimName": volume.claim, "readOnly": volume.read_only,
+                "ephemeral": volume.ephemeral, "csiDriver": volume.csi_driver,
+                "claim": None if claim is None else _claim_view(claim),
+                "persistentVolume": None if bound is None else _volume_view(bound),
+                "storageClass": None if storage_class is None else _class_view(storage_class),
+            })
+        return views
+
+    def attached_csi_volumes(self, namespace: str, volumes: tuple[PodVolume, ...]
+                             ) -> dict[str, str]:
+        """The CSI volumes NodeVolumeLimits counts for a pod's ``volumes``: unique volume
+        name -> driver (claims through ``csi_volume``; a claim not known is not counted,
+        as for the pods already on a node)."""
+        found = {}
+        for volume in volumes:
+            claim = self.claims.get(f"{namespace}/{volume.claim}") if volume.claim else None
+            if claim is None:
+                continue
+            counted = csi_volume(claim, self.volumes, self.classes)
+            if counted is not None:
+                found[counted[1]] = counted[0]
+        return found
+
+
+NO_STORAGE = StorageObjects({}, {}, {}, {}, {})
+
+
+def _claim_view(claim: ClaimInfo) -> dict[str, Any]:
+    return {"name": claim.name, "storageClassName": claim.storage_class,
+            "accessModes": list(claim.access_modes), "requestedStorage": claim.requested_storage,
+            "volumeName": claim.volume_name, "phase": claim.phase,
+            "selectedNode": claim.selected_node, "volumeMode": claim.volume_mode}
+
+
+def _volume_view(volume: VolumeInfo) -> dict[str, Any]:
+    return {"name": volume.name, "labels": dict(volume.labels),
+            "storageClassName": volume.storage_class, "capacity": volume.capacity,
+            "accessModes": list(volume.access_modes), "volumeMode": volume.volume_mode,
+            "nodeAffinity": volume.node_affinity, "csiDriver": volume.csi_driver,
+            "volumeHandle": volume.volume_handle, "claim": volume.claim,
+            "phase": volume.phase}
+
+
+def _class_view(storage_class: StorageClassInfo) -> dict[str, Any]:
+    return {"name": storage_class.name, "provisioner": storage_class.provisioner,
+            "volumeBindingMode": storage_class.binding_mode,
+            "allowedTopologies": [
+                [{"key": r.key, "values": sorted(r.values)} for r in term]
+                for term in storage_class.allowed_topologies]}
