@@ -52,15 +52,11 @@ from ..model.volumes import (
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     STORAGE_CLASS,
+    STORAGE_PARSERS,
     VOLUME_KINDS,
     PodVolume,
     StorageObjects,
-    claim_info,
-    csi_driver_info,
-    csi_node_info,
     pod_volumes,
-    storage_class_info,
-    volume_info,
 )
 from ..model.workloads import (
     NAMESPACE,
@@ -112,14 +108,14 @@ def _no_volumes(pod_key: str) -> tuple[PodVolume, ...]:
     return ()
 
 
+_COUNTED = frozenset({PERSISTENT_VOLUME_CLAIM, PERSISTENT_VOLUME, STORAGE_CLASS})  # CSI counts
+
+
 def _volumes_of(pod_volumes: Mapping[str, tuple[PodVolume, ...]], pod_key: str
                 ) -> tuple[PodVolume, ...]:
     return pod_volumes.get(pod_key, ())
 
 
-_STORAGE_PARSERS: Mapping[str, Callable[[dict[str, Any]], Any]] = {
-    PERSISTENT_VOLUME_CLAIM: claim_info, PERSISTENT_VOLUME: volume_info,
-    STORAGE_CLASS: storage_class_info, CSI_NODE: csi_node_info, CSI_DRIVER: csi_driver_info}
 
 
 def _default_selector(workloads: Workloads, pod: PodInfo) -> dict[str, Any] | None:
@@ -265,7 +261,7 @@ class Cache:
             return self._apply_workload(event)
         if event.resource == POD_DISRUPTION_BUDGET:
             return self._apply_budget(event)
-        if event.resource in _STORAGE_PARSERS:
+        if event.resource in STORAGE_PARSERS:
             return self._apply_storage(event)
         raise CacheError(
             messages.UNSUPPORTED_EVENT.format(kind=event.kind, resource=event.resource)
@@ -388,14 +384,14 @@ class Cache:
                    else object_name(event.obj))
             changed = objects.pop(key, None) is not None
         else:
-            found = _STORAGE_PARSERS[event.resource](event.obj)
+            found = STORAGE_PARSERS[event.resource](event.obj)
             key = found.key if event.resource == PERSISTENT_VOLUME_CLAIM else found.name
             changed = objects.get(key) != found
             objects[key] = found
         if changed:
             self._storage_view = None
             self._changed()
-            if event.resource != CSI_NODE and event.resource != CSI_DRIVER:
+            if event.resource in _COUNTED:
                 self._recount = True  # at the next snapshot: once for a burst of events
         return CacheChange(event, changed=changed)
 

@@ -22,7 +22,7 @@ A malformed object raises ``ObjectError`` naming the field.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -418,3 +418,9 @@ def _class_view(storage_class: StorageClassInfo) -> dict[str, Any]:
             "allowedTopologies": [
                 [{"key": r.key, "values": sorted(r.values)} for r in term]
                 for term in storage_class.allowed_topologies]}
+
+
+STORAGE_PARSERS: Mapping[str, Callable[[dict[str, Any]], Any]] = {
+    PERSISTENT_VOLUME_CLAIM: claim_info, PERSISTENT_VOLUME: volume_info,
+    STORAGE_CLASS: storage_class_info, CSI_NODE: csi_node_info, CSI_DRIVER: csi_driver_info}
+"""Each storage kind's parser (raises ``ObjectError``)."""
