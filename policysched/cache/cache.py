@@ -321,6 +321,8 @@ class Cache:
             for pod in self._orphans.pop(info.name, {}).values():
                 info.add_pod(pod, self._csi_volumes(pod))
             self._nodes[info.name] = info
+            if info.name in self._storage[CSI_NODE]:
+                self._set_csi_limits(info.name)
             self._restructured = True
         self._changed()
         return CacheChange(event, node=info)
@@ -393,7 +395,16 @@ class Cache:
             self._changed()
             if event.resource in _COUNTED:
                 self._recount = True  # at the next snapshot: once for a burst of events
+            elif event.resource == CSI_NODE:
+                self._set_csi_limits(key)
         return CacheChange(event, changed=changed)
+
+    def _set_csi_limits(self, name: str) -> None:
+        node = self._nodes.get(name)
+        if node is not None:
+            csi_node = self._storage[CSI_NODE].get(name)
+            node.set_csi_limits(csi_node.limits if csi_node is not None else {})
+            self._dirty.add(name)
 
     def storage(self) -> StorageObjects:
         """The storage objects as they are now (a copy made once per change)."""

@@ -94,9 +94,12 @@ class NodeInfo:
         self.pods[pod.key] = pod
         if csi_volumes:
             self.pod_csi_volumes[pod.key] = csi_volumes
+            attached = self.view["attachedCSIVolumes"]
             for unique, driver in csi_volumes.items():
                 self.csi_volume_users[unique] += 1
-                self.csi_volumes[unique] = driver
+                if self.csi_volume_users[unique] == 1:
+                    self.csi_volumes[unique] = driver
+                    attached[driver] = attached.get(driver, 0) + 1
         self.pod_views.append(pod.view)
         allocatable, requested, free = self.allocatable, self.requested, self.free
         for resource, amount in pod.requests.items():
@@ -128,7 +131,8 @@ class NodeInfo:
         for unique in self.pod_csi_volumes.pop(pod.key, ()):
             self.csi_volume_users[unique] -= 1
             if not self.csi_volume_users[unique]:
-                del self.csi_volume_users[unique], self.csi_volumes[unique]
+                del self.csi_volume_users[unique]
+                self._detach(self.csi_volumes.pop(unique))
         for i, view in enumerate(self.pod_views):
             if view is counted.view:
                 del self.pod_views[i]
@@ -170,6 +174,8 @@ class NodeInfo:
         free = {r: allocatable[r] - requested[r] for r in allocatable}
         view["requested"], view["free"] = requested, free
         view["usedPorts"] = self.used_ports
+        view["csiVolumeLimits"] = self.view["csiVolumeLimits"]
+        view["attachedCSIVolumes"] = self.view["attachedCSIVolumes"]
         self.name, self.obj, self.view = view["name"], obj, view
         self._refresh_totals(allocatable, requested, free)
         self.generation = next_generation()
@@ -181,6 +187,7 @@ class NodeInfo:
         view["requested"] = dict(self.requested)
         view["free"] = dict(self.free)
         view["usedPorts"] = list(self.used_ports)
+        view["attachedCSIVolumes"] = dict(view["attachedCSIVolumes"])
         return NodeInfo(
             name=self.name,
             obj=self.obj,
@@ -198,8 +205,18 @@ class NodeInfo:
 
     def attached_csi_volumes(self) -> dict[str, int]:
         """The number of unique CSI volumes of the node's pods per driver."""
-        counts: Counter[str] = Counter(self.csi_volumes.values())
-        return dict(counts)
+        return dict(self.view["attachedCSIVolumes"])
+
+    def set_csi_limits(self, limits: Mapping[str, int]) -> None:
+        """The node's CSINode changed: its volume limit per driver."""
+        self.view["csiVolumeLimits"] = dict(limits)
+        self.generation = next_generation()
+
+    def _detach(self, driver: str) -> None:
+        attached = self.view["attachedCSIVolumes"]
+        attached[driver] -= 1
+        if not attached[driver]:
+            del attached[driver]
 
     def _refresh_totals(self, allocatable: Resources, requested: Resources,
                         free: Resources) -> None:

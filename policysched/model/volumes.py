@@ -361,8 +361,8 @@ class StorageObjects:
     def volume_views(self, namespace: str, volumes: tuple[PodVolume, ...]
                      ) -> list[dict[str, Any]]:
         """The CEL views of a pod's ``volumes`` (``pod_volumes``) in its ``namespace``:
-        each volume with its claim, the claim's bound PersistentVolume and its class
-        (each null when absent or unknown)."""
+        each volume with its claim, the claim's bound PersistentVolume and its class, each
+        an empty view (name '') when absent or not known."""
         views = []
         for volume in volumes:
             claim = self.claims.get(f"{namespace}/{volume.claim}") if volume.claim else None
@@ -371,9 +371,8 @@ class StorageObjects:
             views.append({
                 "name": volume.name, "claimName": volume.claim, "readOnly": volume.read_only,
                 "ephemeral": volume.ephemeral, "csiDriver": volume.csi_driver,
-                "claim": None if claim is None else _claim_view(claim),
-                "persistentVolume": None if bound is None else _volume_view(bound),
-                "storageClass": None if storage_class is None else _class_view(storage_class),
+                "claim": _claim_view(claim), "persistentVolume": _volume_view(bound),
+                "storageClass": _class_view(storage_class),
             })
         return views
 
@@ -396,28 +395,51 @@ class StorageObjects:
 NO_STORAGE = StorageObjects({}, {}, {}, {}, {})
 
 
-def _claim_view(claim: ClaimInfo) -> dict[str, Any]:
+def _claim_view(claim: ClaimInfo | None) -> dict[str, Any]:
+    if claim is None:
+        return _NO_CLAIM
     return {"name": claim.name, "storageClassName": claim.storage_class,
             "accessModes": list(claim.access_modes), "requestedStorage": claim.requested_storage,
             "volumeName": claim.volume_name, "phase": claim.phase,
             "selectedNode": claim.selected_node, "volumeMode": claim.volume_mode}
 
 
-def _volume_view(volume: VolumeInfo) -> dict[str, Any]:
+_NO_CLAIM: Final[dict[str, Any]] = {
+    "name": "", "storageClassName": "", "accessModes": [], "requestedStorage": 0,
+    "volumeName": "", "phase": "", "selectedNode": "", "volumeMode": ""}
+# a volume without node affinity is usable on every node (kube's CheckNodeAffinity)
+EVERY_NODE = NodeAffinity((), None)
+
+
+def _volume_view(volume: VolumeInfo | None) -> dict[str, Any]:
+    if volume is None:
+        return _NO_VOLUME
     return {"name": volume.name, "labels": dict(volume.labels),
             "storageClassName": volume.storage_class, "capacity": volume.capacity,
             "accessModes": list(volume.access_modes), "volumeMode": volume.volume_mode,
-            "nodeAffinity": volume.node_affinity, "csiDriver": volume.csi_driver,
-            "volumeHandle": volume.volume_handle, "claim": volume.claim,
-            "phase": volume.phase}
+            "nodeAffinity": volume.node_affinity or EVERY_NODE,
+            "csiDriver": volume.csi_driver, "volumeHandle": volume.volume_handle,
+            "claim": volume.claim, "phase": volume.phase}
 
 
-def _class_view(storage_class: StorageClassInfo) -> dict[str, Any]:
+_NO_VOLUME: Final[dict[str, Any]] = {
+    "name": "", "labels": {}, "storageClassName": "", "capacity": 0, "accessModes": [],
+    "volumeMode": "", "nodeAffinity": EVERY_NODE, "csiDriver": "", "volumeHandle": "",
+    "claim": "", "phase": ""}
+
+
+def _class_view(storage_class: StorageClassInfo | None) -> dict[str, Any]:
+    if storage_class is None:
+        return _NO_CLASS
     return {"name": storage_class.name, "provisioner": storage_class.provisioner,
             "volumeBindingMode": storage_class.binding_mode,
             "allowedTopologies": [
                 [{"key": r.key, "values": sorted(r.values)} for r in term]
                 for term in storage_class.allowed_topologies]}
+
+
+_NO_CLASS: Final[dict[str, Any]] = {"name": "", "provisioner": "", "volumeBindingMode": "",
+                                    "allowedTopologies": []}
 
 
 STORAGE_PARSERS: Mapping[str, Callable[[dict[str, Any]], Any]] = {

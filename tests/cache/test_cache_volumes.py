@@ -87,9 +87,9 @@ def test_a_claim_binding_updates_the_pods_volume_views() -> None:
     plain = cache.pod("default/plain")
     assert pod is not None and plain is not None
     [view] = cache.snapshot().volume_views(pod)
-    assert (view["claimName"], view["claim"]["phase"], view["persistentVolume"],
+    assert (view["claimName"], view["claim"]["phase"], view["persistentVolume"]["name"],
             view["storageClass"]["volumeBindingMode"]) == (
-        "data", "Pending", None, "WaitForFirstConsumer")
+        "data", "Pending", "", "WaitForFirstConsumer")
     assert cache.snapshot().volume_views(plain) == []
     _apply(cache, "MODIFIED", claim("data", "pv1"))
     [view] = cache.snapshot().volume_views(pod)
@@ -130,3 +130,30 @@ def test_a_pod_placed_before_its_node_counts_its_volumes_when_the_node_appears()
         _apply(cache, "ADDED", obj)
     node = cache.snapshot().node("n1")
     assert node is not None and node.attached_csi_volumes() == {"d": 1}
+
+
+def test_a_nodes_csi_volume_limits_come_from_its_csinode() -> None:
+    """node.csiVolumeLimits: its CSINode's drivers' allocatable counts, whichever of the
+    two arrives first; gone with the CSINode. node.attachedCSIVolumes counts per driver."""
+    csi_node = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+                "spec": {"drivers": [{"name": "d", "nodeID": "n1", "allocatable": {"count": 2}}]}}
+    cache = Cache()
+    _apply(cache, "ADDED", csi_node)
+    _apply(cache, "ADDED", make_node("n1"))
+
+    def view() -> dict[str, Any]:
+        node = cache.snapshot().node("n1")
+        assert node is not None
+        return node.view
+
+    assert (view()["csiVolumeLimits"], view()["attachedCSIVolumes"]) == ({"d": 2}, {})
+    _apply(cache, "MODIFIED", {**csi_node, "spec": {"drivers": [
+        {"name": "d", "nodeID": "n1", "allocatable": {"count": 5}}]}})
+    assert view()["csiVolumeLimits"] == {"d": 5}
+    for obj in (volume("pv1", "h1"), claim("a", "pv1"), pod_with("p1", "a")):
+        _apply(cache, "ADDED", obj)
+    assert view()["attachedCSIVolumes"] == {"d": 1}
+    _apply(cache, "MODIFIED", make_node("n1", cpu="8"))  # the Node object changed: kept
+    assert (view()["csiVolumeLimits"], view()["attachedCSIVolumes"]) == ({"d": 5}, {"d": 1})
+    _apply(cache, "DELETED", csi_node)
+    assert view()["csiVolumeLimits"] == {}
