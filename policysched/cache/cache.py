@@ -281,12 +281,13 @@ class Cache:
         key = pod_key(event.obj)
         old = self._pods.get(key)
         pod = pod_info(event.obj, self._pod_groups, old)
-        volumes = pod_volumes(event.obj)
+        if old is None or pod.spec_parts is not old.spec_parts:  # else the same volumes
+            volumes = pod_volumes(event.obj)  # (may raise: before any change)
+            if volumes:
+                self._pod_volumes[key] = volumes
+            else:
+                self._pod_volumes.pop(key, None)
         self._pods[key] = pod
-        if volumes:
-            self._pod_volumes[key] = volumes
-        else:
-            self._pod_volumes.pop(key, None)
         self._count_member(old, pod)
         assumed_node = self._assumed.get(key)
         if assumed_node is not None and not pod.node_name and not pod.terminated:

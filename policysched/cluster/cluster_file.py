@@ -52,7 +52,7 @@ from ..model.objects import (
     value_kind,
 )
 from ..model.volumes import API_VERSIONS as STORAGE_API_VERSIONS
-from ..model.volumes import STORAGE_PARSERS
+from ..model.volumes import STORAGE_PARSERS, pod_volumes
 from ..model.workloads import API_VERSIONS as SELECTING_OBJECT_API_VERSIONS
 from ..model.workloads import NAMESPACE, namespace_info, workload
 from ..policy.positions import FileText
@@ -276,6 +276,7 @@ def _check(entries: list[_Entry]) -> tuple[list[_Entry], list[ClusterFileProblem
 def _validate(kind: str, obj: dict[str, Any]) -> PriorityClassSpec | None:
     if kind == POD:
         pod_info(obj)
+        pod_volumes(obj)
     elif kind == NODE:
         node_view(obj)
     elif kind == POD_GROUP:

@@ -52,7 +52,12 @@ from ..model.objects import (
     pod_info,
     priority_class_spec,
 )
-from ..model.volumes import PERSISTENT_VOLUME_CLAIM, STORAGE_PARSERS, VOLUME_KINDS
+from ..model.volumes import (
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_PARSERS,
+    VOLUME_KINDS,
+    pod_volumes,
+)
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS, namespace_info, workload
 from . import messages
 
@@ -449,6 +454,7 @@ class MemoryBackend:
         """Validate, default and admit ``obj`` (changed in place); raises ``ObjectError``."""
         if kind == POD:
             pod_info(obj)
+            pod_volumes(obj)
             obj.setdefault("spec", {}).setdefault("schedulerName", DEFAULT_SCHEDULER)
             obj.setdefault("status", {}).setdefault("phase", "Pending")
             admit_priority(obj, self.priority_classes())

@@ -78,6 +78,14 @@ def test_a_malformed_object_is_refused_and_changes_nothing() -> None:
     assert cache.generation == generation and cache.snapshot().storage.classes == {}
 
 
+def test_a_pod_with_a_malformed_volume_is_refused_and_changes_nothing() -> None:
+    cache = Cache()
+    with pytest.raises(ObjectError) as caught:
+        _apply(cache, "ADDED", make_pod("p", volumes=[{"name": "v", "persistentVolumeClaim": {}}]))
+    assert caught.value.field == "spec.volumes[0].persistentVolumeClaim.claimName"
+    assert cache.pod("default/p") is None
+
+
 def test_a_claim_binding_updates_the_pods_volume_views() -> None:
     cache = Cache()
     for obj in (make_node("n1"), STORAGE_CLASS, volume("pv1", "h1"), claim("data"),
