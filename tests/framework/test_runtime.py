@@ -255,7 +255,7 @@ spec:
     reason: pod has unbound immediate PersistentVolumeClaims
   - name: zone
     expression: podVolumes.all(v, v.persistentVolume.nodeAffinity.matches(node))
-    reason: node(s) had volume node affinity conflict
+    reason: node(s) didn't match PersistentVolume's node affinity
   - name: limit
     expression: >-
       podVolumes.filter(v, v.persistentVolume.csiDriver != '').all(v,
@@ -315,7 +315,7 @@ def test_pod_volumes_are_read_by_rules_and_a_binding_requeues(tmp_path: Path) ->
     outcomes = run(s, clock)
     assert outcomes["default/zone-b"][0] == "n3"  # n2 is at its CSI limit
     assert outcomes["default/zone-a"][0] is None
-    assert "volume node affinity conflict" in str(outcomes["default/zone-a"][1])
+    assert "didn't match PersistentVolume's node affinity" in str(outcomes["default/zone-a"][1])
     assert outcomes["default/waits"][0] is None
     assert "unbound immediate PersistentVolumeClaims" in str(outcomes["default/waits"][1])
     backend.update_object(claim("late", "pv-c"))
