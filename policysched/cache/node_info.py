@@ -9,7 +9,10 @@ exact sum is kept in ``usage``), so that with ``allocatable`` in 0..2^63-1 every
 view, ``free`` included, is an int64. ``view["nonZeroRequested"]`` is ``requested`` with
 cpu and memory counted as kube-scheduler's ``NodeInfo.NonZeroRequested`` counts them (a
 container without a cpu / memory request counts 100m / 200Mi; ``PodInfo.non_zero``): what
-NodeResourcesFit's scoring reads.
+NodeResourcesFit's scoring reads. ``view["attachedCSIVolumes"]`` counts, per CSI driver,
+the unique volumes the pods use (each reference-counted by the pods that use it:
+NodeVolumeLimits' count); ``view["csiVolumeLimits"]`` is the node's CSINode's, set by the
+cache.
 """
 
 from __future__ import annotations
