@@ -1,8 +1,9 @@
 """The cluster cache: nodes and pods as the backend's events describe them, plus the pods
 the scheduler has assumed onto nodes before their bind returned, pod groups, namespaces'
 labels, the workloads that select pods (Services, ReplicationControllers, ReplicaSets,
-StatefulSets: ``model.workloads``) and PodDisruptionBudgets (``model.disruption_budgets``);
-and the per-cycle ``Snapshot`` the framework reads.
+StatefulSets: ``model.workloads``), PodDisruptionBudgets (``model.disruption_budgets``) and
+the storage objects (claims, volumes, classes, CSINodes, CSIDrivers: ``model.volumes``); and
+the per-cycle ``Snapshot`` the framework reads.
 
 Rules (those of kube-scheduler's cache):
 
@@ -11,7 +12,10 @@ Rules (those of kube-scheduler's cache):
 * an assumed pod counts on its node from ``assume`` until ``forget`` or until the event
   of the bound pod arrives, which replaces the assumed copy (never counting twice);
 * a pod whose node does not exist (yet) is kept and counted when the node appears;
-  deleting a node keeps its pods.
+  deleting a node keeps its pods;
+* a node counts the unique CSI volumes of its pods per driver (NodeVolumeLimits' count:
+  ``StorageObjects.attached_csi_volumes``), kept up to date as pods are placed and as the
+  claims, volumes and classes they use change. Only pods with volumes cost anything.
 
 Not thread-safe: the engine applies events and takes snapshots from one thread.
 """
@@ -40,6 +44,19 @@ from ..model.objects import (
     pod_group_spec,
     pod_info,
     pod_key,
+)
+from ..model.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    NO_STORAGE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+    STORAGE_PARSERS,
+    VOLUME_KINDS,
+    PodVolume,
+    StorageObjects,
+    pod_volumes,
 )
 from ..model.workloads import (
     NAMESPACE,
@@ -87,6 +104,20 @@ def _no_members(group_key: str) -> int:
     return 0
 
 
+def _no_volumes(pod_key: str) -> tuple[PodVolume, ...]:
+    return ()
+
+
+_COUNTED = frozenset({PERSISTENT_VOLUME_CLAIM, PERSISTENT_VOLUME, STORAGE_CLASS})  # CSI counts
+
+
+def _volumes_of(pod_volumes: Mapping[str, tuple[PodVolume, ...]], pod_key: str
+                ) -> tuple[PodVolume, ...]:
+    return pod_volumes.get(pod_key, ())
+
+
+
+
 def _default_selector(workloads: Workloads, pod: PodInfo) -> dict[str, Any] | None:
     """kube-scheduler's DefaultSelector of ``pod`` (``model.workloads.default_selector``)
     among ``workloads``."""
@@ -121,6 +152,10 @@ class Snapshot:
     # the pods of the cluster (any phase) labelled with a pod group ("namespace/name")
     group_members: Callable[[str], int] = field(default=_no_members, repr=False)
     disruption_budgets: tuple[DisruptionBudget, ...] = field(default=(), repr=False)
+    storage: StorageObjects = field(default=NO_STORAGE, repr=False)
+    # the volumes of a pod ("namespace/name") that refer to claims or CSI drivers
+    pod_volumes: Callable[[str], tuple[PodVolume, ...]] = field(default=_no_volumes,
+                                                                 repr=False)
     _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
     _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
@@ -154,6 +189,12 @@ class Snapshot:
         """The CEL ``podsWithAffinity`` list: pods counted on a node with pod (anti-)affinity
         terms, in the order they were placed."""
         return self.affinity_views
+
+    def volume_views(self, pod: PodInfo) -> list[dict[str, Any]]:
+        """The pod's volumes with their claims, bound PersistentVolumes and classes
+        (``StorageObjects.volume_views``); [] for a pod without any."""
+        volumes = self.pod_volumes(pod.key)
+        return self.storage.volume_views(pod.namespace, volumes) if volumes else []
 
     def node_views(self) -> list[dict[str, Any]]:
         """The CEL ``nodes`` list."""
@@ -192,6 +233,10 @@ class Cache:
         self._workloads: Workloads = {}
         self._group_members: Counter[str] = Counter()  # pod group key -> its pods
         self._budgets: dict[str, DisruptionBudget] = {}  # "namespace/name" -> budget
+        self._storage: dict[str, dict[str, Any]] = {kind: {} for kind in VOLUME_KINDS}
+        self._storage_view: StorageObjects | None = NO_STORAGE  # None: stale
+        self._pod_volumes: dict[str, tuple[PodVolume, ...]] = {}  # pods with volumes only
+        self._recount = False  # claims, volumes or classes changed since the last recount
 
     # ------------------------------------------------------------------ events
 
@@ -216,6 +261,8 @@ class Cache:
             return self._apply_workload(event)
         if event.resource == POD_DISRUPTION_BUDGET:
             return self._apply_budget(event)
+        if event.resource in STORAGE_PARSERS:
+            return self._apply_storage(event)
         raise CacheError(
             messages.UNSUPPORTED_EVENT.format(kind=event.kind, resource=event.resource)
         )
@@ -225,6 +272,7 @@ class Cache:
             key = pod_key(event.obj)
             old = self._pods.pop(key, None)
             self._count_member(old, None)
+            self._pod_volumes.pop(key, None)
             self._assumed.pop(key, None)
             self._binding_finished.discard(key)
             self._unplace(key)
@@ -233,6 +281,12 @@ class Cache:
         key = pod_key(event.obj)
         old = self._pods.get(key)
         pod = pod_info(event.obj, self._pod_groups, old)
+        if old is None or pod.spec_parts is not old.spec_parts:  # else the same volumes
+            volumes = pod_volumes(event.obj)  # (may raise: before any change)
+            if volumes:
+                self._pod_volumes[key] = volumes
+            else:
+                self._pod_volumes.pop(key, None)
         self._pods[key] = pod
         self._count_member(old, pod)
         assumed_node = self._assumed.get(key)
@@ -266,8 +320,10 @@ class Cache:
         else:
             info = NodeInfo.of(event.obj)
             for pod in self._orphans.pop(info.name, {}).values():
-                info.add_pod(pod)
+                info.add_pod(pod, self._csi_volumes(pod))
             self._nodes[info.name] = info
+            if info.name in self._storage[CSI_NODE]:
+                self._set_csi_limits(info.name)
             self._restructured = True
         self._changed()
         return CacheChange(event, node=info)
@@ -323,6 +379,62 @@ class Cache:
         if changed:
             self._changed()
         return CacheChange(event, changed=changed)
+
+    def _apply_storage(self, event: ClusterEvent) -> CacheChange:
+        objects = self._storage[event.resource]
+        if event.kind == "DELETED":
+            key = (pod_key(event.obj) if event.resource == PERSISTENT_VOLUME_CLAIM
+                   else object_name(event.obj))
+            changed = objects.pop(key, None) is not None
+        else:
+            found = STORAGE_PARSERS[event.resource](event.obj)
+            key = found.key if event.resource == PERSISTENT_VOLUME_CLAIM else found.name
+            changed = objects.get(key) != found
+            objects[key] = found
+        if changed:
+            self._storage_view = None
+            self._changed()
+            if event.resource in _COUNTED:
+                self._recount = True  # at the next snapshot: once for a burst of events
+            elif event.resource == CSI_NODE:
+                self._set_csi_limits(key)
+        return CacheChange(event, changed=changed)
+
+    def _set_csi_limits(self, name: str) -> None:
+        node = self._nodes.get(name)
+        if node is not None:
+            csi_node = self._storage[CSI_NODE].get(name)
+            node.set_csi_limits(csi_node.limits if csi_node is not None else {})
+            self._dirty.add(name)
+
+    def storage(self) -> StorageObjects:
+        """The storage objects as they are now (a copy made once per change)."""
+        if self._storage_view is None:
+            s = self._storage
+            self._storage_view = StorageObjects(
+                dict(s[PERSISTENT_VOLUME_CLAIM]), dict(s[PERSISTENT_VOLUME]),
+                dict(s[STORAGE_CLASS]), dict(s[CSI_NODE]), dict(s[CSI_DRIVER]))
+        return self._storage_view
+
+    def _csi_volumes(self, pod: PodInfo) -> dict[str, str]:
+        volumes = self._pod_volumes.get(pod.key)
+        if not volumes:
+            return {}
+        return self.storage().attached_csi_volumes(pod.namespace, volumes)
+
+    def _recount_csi_volumes(self) -> None:
+        """Claims, volumes or classes changed: recount the CSI volumes of the placed pods
+        with volumes whose count they changed."""
+        self._recount = False
+        for key in self._pod_volumes:
+            node = self._nodes.get(self._placement.get(key, ""))
+            counted = node.pods.get(key) if node is not None else None
+            if node is None or counted is None:
+                continue
+            csi = self._csi_volumes(counted)
+            if csi != node.pod_csi_volumes.get(key, {}):
+                node.add_pod(counted, csi)
+                self._dirty.add(node.name)
 
     def disruption_budgets(self) -> tuple[DisruptionBudget, ...]:
         return tuple(self._budgets.values())
@@ -429,6 +541,8 @@ class Cache:
         """The cluster for one cycle; the same object until the cache changes. Only nodes
         that changed since the previous snapshot are copied (the work is proportional to
         the changes, except after nodes were added or deleted)."""
+        if self._recount:
+            self._recount_csi_volumes()
         previous = self._snapshot
         if previous is not None and previous.generation == self.generation:
             return previous
@@ -466,7 +580,7 @@ class Cache:
         self._unplace(pod.key)
         node = self._nodes.get(node_name)
         if node is not None:
-            node.add_pod(pod)
+            node.add_pod(pod, self._csi_volumes(pod))
             self._dirty.add(node_name)
         else:
             self._orphans.setdefault(node_name, {})[pod.key] = pod
@@ -501,7 +615,9 @@ class Cache:
                 "namespace_generation": self.namespace_generation,
                 "default_selector": partial(_default_selector, self._workloads),
                 "group_members": self._group_members.__getitem__,
-                "disruption_budgets": self.disruption_budgets()}
+                "disruption_budgets": self.disruption_budgets(),
+                "storage": self.storage(),
+                "pod_volumes": partial(_volumes_of, self._pod_volumes)}
 
     def _count_member(self, old: PodInfo | None, new: PodInfo | None) -> None:
         """Keep ``_group_members`` (pods per pod-group label) as ``old`` becomes ``new``."""

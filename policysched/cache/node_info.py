@@ -9,13 +9,17 @@ exact sum is kept in ``usage``), so that with ``allocatable`` in 0..2^63-1 every
 view, ``free`` included, is an int64. ``view["nonZeroRequested"]`` is ``requested`` with
 cpu and memory counted as kube-scheduler's ``NodeInfo.NonZeroRequested`` counts them (a
 container without a cpu / memory request counts 100m / 200Mi; ``PodInfo.non_zero``): what
-NodeResourcesFit's scoring reads.
+NodeResourcesFit's scoring reads. ``view["attachedCSIVolumes"]`` counts, per CSI driver,
+the unique volumes the pods use (each reference-counted by the pods that use it:
+NodeVolumeLimits' count); ``view["csiVolumeLimits"]`` is the node's CSINode's, set by the
+cache.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +57,11 @@ class NodeInfo:
     non_zero_usage: Resources = field(  # summed ``PodInfo.non_zero``: cpu and memory
         default_factory=lambda: dict.fromkeys(NON_ZERO_DEFAULTS, 0))
     port_counts: Counter[HostPort] = field(default_factory=Counter)
+    # NodeVolumeLimits' count: the CSI volumes of the pods on the node, each unique volume
+    # name -> its driver, with how many of the pods use it; and what each pod added
+    csi_volumes: dict[str, str] = field(default_factory=dict)
+    csi_volume_users: Counter[str] = field(default_factory=Counter)
+    pod_csi_volumes: dict[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, obj: dict[str, Any]) -> NodeInfo:
@@ -80,11 +89,20 @@ class NodeInfo:
     def used_ports(self) -> list[dict[str, Any]]:
         return self.view["usedPorts"]
 
-    def add_pod(self, pod: PodInfo) -> None:
-        """Count ``pod`` on this node (replacing a pod with the same key)."""
+    def add_pod(self, pod: PodInfo, csi_volumes: Mapping[str, str] | None = None) -> None:
+        """Count ``pod`` on this node (replacing a pod with the same key), with the CSI
+        volumes it uses (unique volume name -> driver; ``StorageObjects.attached_csi_volumes``)."""
         if pod.key in self.pods:
             self.remove_pod(pod)
         self.pods[pod.key] = pod
+        if csi_volumes:
+            self.pod_csi_volumes[pod.key] = csi_volumes
+            attached = self.view["attachedCSIVolumes"]
+            for unique, driver in csi_volumes.items():
+                self.csi_volume_users[unique] += 1
+                if self.csi_volume_users[unique] == 1:
+                    self.csi_volumes[unique] = driver
+                    attached[driver] = attached.get(driver, 0) + 1
         self.pod_views.append(pod.view)
         allocatable, requested, free = self.allocatable, self.requested, self.free
         for resource, amount in pod.requests.items():
@@ -113,6 +131,11 @@ class NodeInfo:
         counted = self.pods.pop(pod.key, None)
         if counted is None:
             return None
+        for unique in self.pod_csi_volumes.pop(pod.key, ()):
+            self.csi_volume_users[unique] -= 1
+            if not self.csi_volume_users[unique]:
+                del self.csi_volume_users[unique]
+                self._detach(self.csi_volumes.pop(unique))
         for i, view in enumerate(self.pod_views):
             if view is counted.view:
                 del self.pod_views[i]
@@ -154,6 +177,8 @@ class NodeInfo:
         free = {r: allocatable[r] - requested[r] for r in allocatable}
         view["requested"], view["free"] = requested, free
         view["usedPorts"] = self.used_ports
+        view["csiVolumeLimits"] = self.view["csiVolumeLimits"]
+        view["attachedCSIVolumes"] = self.view["attachedCSIVolumes"]
         self.name, self.obj, self.view = view["name"], obj, view
         self._refresh_totals(allocatable, requested, free)
         self.generation = next_generation()
@@ -165,6 +190,7 @@ class NodeInfo:
         view["requested"] = dict(self.requested)
         view["free"] = dict(self.free)
         view["usedPorts"] = list(self.used_ports)
+        view["attachedCSIVolumes"] = dict(view["attachedCSIVolumes"])
         return NodeInfo(
             name=self.name,
             obj=self.obj,
@@ -175,7 +201,25 @@ class NodeInfo:
             usage=dict(self.usage),
             non_zero_usage=dict(self.non_zero_usage),
             port_counts=Counter(self.port_counts),
+            csi_volumes=dict(self.csi_volumes),
+            csi_volume_users=Counter(self.csi_volume_users),
+            pod_csi_volumes=dict(self.pod_csi_volumes),
         )
+
+    def attached_csi_volumes(self) -> dict[str, int]:
+        """The number of unique CSI volumes of the node's pods per driver."""
+        return dict(self.view["attachedCSIVolumes"])
+
+    def set_csi_limits(self, limits: Mapping[str, int]) -> None:
+        """The node's CSINode changed: its volume limit per driver."""
+        self.view["csiVolumeLimits"] = dict(limits)
+        self.generation = next_generation()
+
+    def _detach(self, driver: str) -> None:
+        attached = self.view["attachedCSIVolumes"]
+        attached[driver] -= 1
+        if not attached[driver]:
+            del attached[driver]
 
     def _refresh_totals(self, allocatable: Resources, requested: Resources,
                         free: Resources) -> None:

@@ -26,7 +26,13 @@ node, priority class, node selector, node and pod (anti-)affinity terms (keys, v
 namespaces, namespace selectors, topology keys, match/mismatchLabelKeys), tolerations,
 topology spread constraints, container names and images; a node's taints and images; the
 selectors of Services, ReplicationControllers (and their template labels), ReplicaSets,
-StatefulSets and PodDisruptionBudgets, a budget's disrupted pods. Images are replaced after
+StatefulSets and PodDisruptionBudgets, a budget's disrupted pods; the storage objects'
+references (a pod's volumes and claim names, a claim's class, volume and selector, a
+volume's class, claimRef, CSI driver and handle, node affinity and disk names, a class's
+provisioner and allowed topologies, a CSINode's drivers): CSI driver names share one token
+whether a CSIDriver, a volume, a class's provisioner or a CSINode names them. A pod's
+``ephemeral`` volume is written as a ``persistentVolumeClaim`` of its claim (whose name,
+``<pod>-<volume>``, is replaced like any other). Images are replaced after
 ImageLocality's normalisation (``:latest`` added to an untagged name), so a pod's image
 still matches the node's. ``schedulerName`` is kept: it chooses the profile.
 """
@@ -40,6 +46,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..model.disruption_budgets import POD_DISRUPTION_BUDGET
+from ..model.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+)
 from ..model.workloads import NAMESPACE, REPLICATION_CONTROLLER, SERVICE
 from .memory import NODE, POD, PRIORITY_CLASS, SYSTEM_PRIORITY_CLASSES
 
@@ -115,10 +128,24 @@ class Anonymiser:
             self._metadata(kind, metadata)
         spec = out.get("spec")
         status = out.get("status")
+        if kind == STORAGE_CLASS:
+            self._storage_class(out)
         if not isinstance(spec, dict):
             return out
         if kind == POD:
             self._pod_spec(spec)
+            self._pod_volumes(spec, str((obj.get("metadata") or {}).get("name") or ""))
+        elif kind == PERSISTENT_VOLUME_CLAIM:
+            self._names(spec, {"storageClassName": "storageclass",
+                               "volumeName": "persistentvolume"})
+            self._selector(spec.get("selector"))
+        elif kind == PERSISTENT_VOLUME:
+            self._persistent_volume(spec)
+        elif kind == CSI_NODE:
+            for driver in _dicts(spec.get("drivers")):
+                self._names(driver, {"name": "csidriver", "nodeID": VALUE})
+                if "topologyKeys" in driver:
+                    driver["topologyKeys"] = self._keys(driver["topologyKeys"])
             if isinstance(status, dict) and status.get("nominatedNodeName"):
                 status["nominatedNodeName"] = self.value(status["nominatedNodeName"], "node")
         elif kind == NODE:
@@ -132,7 +159,7 @@ class Anonymiser:
             template = (spec.get("template") or {}).get("metadata")
             if isinstance(template, dict) and "labels" in template:
                 template["labels"] = self._labels(template["labels"])
-        else:  # ReplicaSet, StatefulSet, PodDisruptionBudget; a PodGroup has no selector
+        elif kind != CSI_DRIVER:  # ReplicaSet, StatefulSet, PodDisruptionBudget
             self._selector(spec.get("selector"))
             if kind == POD_DISRUPTION_BUDGET and isinstance(status, dict):
                 disrupted = status.get("disruptedPods")
@@ -260,6 +287,69 @@ class Anonymiser:
                 self._pod_affinity_term(term)
             for weighted in _dicts(rules.get("preferredDuringSchedulingIgnoredDuringExecution")):
                 self._pod_affinity_term(weighted.get("podAffinityTerm"))
+
+
+    # -- storage -------------------------------------------------------------------------------
+
+    def _names(self, parent: dict[str, Any], fields: Mapping[str, str]) -> None:
+        """Each of ``fields`` (field -> the kind its value names) that holds a string."""
+        for field, kind in fields.items():
+            if isinstance(parent.get(field), str) and parent[field]:
+                parent[field] = self.value(parent[field], kind)
+
+    def _disks(self, holder: dict[str, Any]) -> None:
+        """The disks VolumeRestrictions compares, in a pod's or a volume's sources."""
+        for source, fields in _DISK_FIELDS.items():
+            disk = holder.get(source)
+            if isinstance(disk, dict):
+                self._names(disk, dict.fromkeys(fields, "disk"))
+                if "monitors" in disk:
+                    disk["monitors"] = self._values(disk["monitors"], "disk")
+
+    def _pod_volumes(self, spec: dict[str, Any], pod_name: str) -> None:
+        for volume in _dicts(spec.get("volumes")):
+            name = volume.get("name")
+            ephemeral = volume.pop("ephemeral", None)
+            if ephemeral is not None and isinstance(name, str):
+                volume["persistentVolumeClaim"] = {"claimName": f"{pod_name}-{name}"}
+            self._names(volume, {"name": "volume"})
+            claim = volume.get("persistentVolumeClaim")
+            if isinstance(claim, dict):
+                self._names(claim, {"claimName": "persistentvolumeclaim"})
+            csi = volume.get("csi")
+            if isinstance(csi, dict):
+                self._names(csi, {"driver": "csidriver"})
+            self._disks(volume)
+
+    def _persistent_volume(self, spec: dict[str, Any]) -> None:
+        self._names(spec, {"storageClassName": "storageclass"})
+        claim_ref = spec.get("claimRef")
+        if isinstance(claim_ref, dict):
+            self._names(claim_ref, {"name": "persistentvolumeclaim",
+                                    "namespace": NAMESPACE.lower()})
+        csi = spec.get("csi")
+        if isinstance(csi, dict):
+            self._names(csi, {"driver": "csidriver", "volumeHandle": "disk"})
+        required = (spec.get("nodeAffinity") or {}).get("required")
+        if isinstance(required, dict):
+            for term in _dicts(required.get("nodeSelectorTerms")):
+                self._node_selector_term(term)
+        self._disks(spec)
+
+    def _storage_class(self, storage_class: dict[str, Any]) -> None:
+        self._names(storage_class, {"provisioner": "csidriver"})
+        for term in _dicts(storage_class.get("allowedTopologies")):
+            for requirement in _dicts(term.get("matchLabelExpressions")):
+                self._requirement(requirement)
+
+
+# the fields naming a disk, per volume source (VolumeRestrictions' conflicts)
+_DISK_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "gcePersistentDisk": ("pdName",),
+    "awsElasticBlockStore": ("volumeID",),
+    "rbd": ("image", "pool"),
+    "iscsi": ("targetPortal", "iqn"),
+}
 
 
 def _dicts(value: Any) -> list[dict[str, Any]]:

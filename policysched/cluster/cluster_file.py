@@ -9,7 +9,9 @@
   ``ReplicationController``, ``ReplicaSet``, ``StatefulSet`` (their selectors, for
   kube-scheduler's DefaultSelector: ``model.workloads``); ``PodDisruptionBudget``
   (``policy/v1``: ``spec.selector``, ``status.disruptionsAllowed`` and
-  ``status.disruptedPods``, which preemption reads: ``model.disruption_budgets``).
+  ``status.disruptedPods``, which preemption reads: ``model.disruption_budgets``);
+  ``PersistentVolumeClaim``, ``PersistentVolume`` (``v1``), ``StorageClass``, ``CSINode``,
+  ``CSIDriver`` (``storage.k8s.io/v1``: what the volume plugins read: ``model.volumes``).
 * A pending pod's ``status.nominatedNodeName`` nominates it to that node (an earlier
   preemption); a pod with ``metadata.deletionTimestamp`` is terminating (kube-scheduler does
   not schedule it; on a node, it counts there until it is gone).
@@ -49,6 +51,8 @@ from ..model.objects import (
     priority_class_spec,
     value_kind,
 )
+from ..model.volumes import API_VERSIONS as STORAGE_API_VERSIONS
+from ..model.volumes import STORAGE_PARSERS, pod_volumes
 from ..model.workloads import API_VERSIONS as SELECTING_OBJECT_API_VERSIONS
 from ..model.workloads import NAMESPACE, namespace_info, workload
 from ..policy.positions import FileText
@@ -64,6 +68,7 @@ API_VERSIONS = {
     PRIORITY_CLASS: "scheduling.k8s.io/v1",
     **SELECTING_OBJECT_API_VERSIONS,  # Namespace and the workloads
     POD_DISRUPTION_BUDGET: BUDGET_API_VERSION,
+    **STORAGE_API_VERSIONS,
     LIST: "v1",
 }
 _EXPECTED_KINDS = ", ".join(API_VERSIONS)
@@ -271,6 +276,7 @@ def _check(entries: list[_Entry]) -> tuple[list[_Entry], list[ClusterFileProblem
 def _validate(kind: str, obj: dict[str, Any]) -> PriorityClassSpec | None:
     if kind == POD:
         pod_info(obj)
+        pod_volumes(obj)
     elif kind == NODE:
         node_view(obj)
     elif kind == POD_GROUP:
@@ -281,6 +287,8 @@ def _validate(kind: str, obj: dict[str, Any]) -> PriorityClassSpec | None:
         return priority_class_spec(obj)
     elif kind == POD_DISRUPTION_BUDGET:
         disruption_budget(obj)
+    elif kind in STORAGE_PARSERS:
+        STORAGE_PARSERS[kind](obj)
     else:
         workload(kind, obj)
     return None

@@ -1,10 +1,12 @@
 """``KubeBackend``: the engine's ``Backend`` on a real Kubernetes API server.
 
 Reads: one informer thread per resource (Nodes, Pods, Namespaces, Services,
-ReplicationControllers, ReplicaSets, StatefulSets, PodDisruptionBudgets, and PodGroups
-when the ``scheduling.x-k8s.io/v1alpha1`` API is served) lists, then watches from the list's
-resourceVersion with bookmarks; a watch that expires (410 Gone) relists, and the relist is
-diffed against the informer's last known state so that no change — deletions included — is
+ReplicationControllers, ReplicaSets, StatefulSets, PodDisruptionBudgets, the storage objects
+— PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers — and
+PodGroups when the ``scheduling.x-k8s.io/v1alpha1`` API is served) lists, then watches from
+the list's resourceVersion with bookmarks; a watch that expires (410 Gone) relists, and the
+relist is diffed against the informer's last known state so that no change — deletions
+included — is
 missed. Other failures reconnect with capped exponential backoff. Responses are read as raw
 JSON (never the client's model classes), decoded and encoded with orjson. Changes become
 ``ClusterEvent``s in one thread-safe queue: ``drain_events()`` returns them,
@@ -74,6 +76,14 @@ from ..model.objects import (
     PodInfo,
     format_timestamp,
     pod_group_spec,
+)
+from ..model.volumes import API_VERSIONS as STORAGE_API_VERSIONS
+from ..model.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
 )
 from ..threads import Thread
 from . import kube_messages as km
@@ -200,6 +210,28 @@ def budget_unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether a PodDisruptionBudget update left what preemption reads of it alone (its
     selector, allowed disruptions and disrupted pods)."""
     return all(_field(old, *path) == _field(new, *path) for path in _BUDGET_FIELDS)
+
+
+def _paths_unchanged(*paths: tuple[str, ...]) -> Callable[[dict[str, Any], dict[str, Any]],
+                                                          bool]:
+    """An ``unchanged`` predicate: whether an update left the fields at ``paths`` alone."""
+    def unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
+        return all(_field(old, *path) == _field(new, *path) for path in paths)
+    return unchanged
+
+
+# What the volume plugins (and the binding of claims) read of the storage objects: a claim's
+# or volume's spec, annotations (storage class, selected node, bind-completed), phase and
+# deletion; a volume's labels (VolumeZone); a class's fields; CSINodes' and CSIDrivers' spec.
+# Status-only updates (a claim's capacity and conditions, a volume's message) are noise.
+_STORAGE_METADATA = (("metadata", "annotations"), ("metadata", "deletionTimestamp"))
+claim_unchanged = _paths_unchanged(("spec",), ("status", "phase"), *_STORAGE_METADATA)
+volume_unchanged = _paths_unchanged(("spec",), ("status", "phase"), ("metadata", "labels"),
+                                    *_STORAGE_METADATA)
+storage_class_unchanged = _paths_unchanged(
+    ("provisioner",), ("volumeBindingMode",), ("allowedTopologies",), ("parameters",),
+    ("metadata", "annotations"))
+spec_unchanged = _paths_unchanged(("spec",))
 
 
 def _without_heartbeats(conditions: Any) -> Any:
@@ -778,6 +810,22 @@ class KubeBackend:
             POD_DISRUPTION_BUDGET, BUDGET_API_VERSION,
             f"/apis/{BUDGET_API_VERSION}{scope}/poddisruptionbudgets", namespaced=True,
             unchanged=budget_unchanged), self._emit)
+        # the volume plugins read claims, volumes, classes, CSINodes and CSIDrivers
+        storage_api = f"/apis/{STORAGE_API_VERSIONS[STORAGE_CLASS]}"
+        self.storage = [Informer(self.transport, spec, self._emit) for spec in (
+            WatchedResource(PERSISTENT_VOLUME_CLAIM, "v1",
+                            f"/api/v1{scope}/persistentvolumeclaims", namespaced=True,
+                            unchanged=claim_unchanged),
+            WatchedResource(PERSISTENT_VOLUME, "v1", "/api/v1/persistentvolumes",
+                            namespaced=False, unchanged=volume_unchanged),
+            WatchedResource(STORAGE_CLASS, STORAGE_API_VERSIONS[STORAGE_CLASS],
+                            f"{storage_api}/storageclasses", namespaced=False,
+                            unchanged=storage_class_unchanged),
+            WatchedResource(CSI_NODE, STORAGE_API_VERSIONS[CSI_NODE], f"{storage_api}/csinodes",
+                            namespaced=False, unchanged=spec_unchanged),
+            WatchedResource(CSI_DRIVER, STORAGE_API_VERSIONS[CSI_DRIVER],
+                            f"{storage_api}/csidrivers", namespaced=False,
+                            unchanged=spec_unchanged))]
         self.pod_group_informer = Informer(self.transport, WatchedResource(
             "PodGroup", "scheduling.x-k8s.io/v1alpha1", f"{PODGROUP_API}{scope}/podgroups",
             namespaced=True), self._emit)
@@ -798,6 +846,8 @@ class KubeBackend:
         for informer in self.selecting:
             informer.start()
         self.budgets.start()
+        for informer in self.storage:
+            informer.start()
         self._discovery = Thread(target=self._discover_pod_groups,
                                            name="podgroup-discovery", daemon=True)
         self._discovery.start()
@@ -816,7 +866,8 @@ class KubeBackend:
         self.wake()
 
     def _informers(self) -> list[Informer]:
-        return [self.nodes, self.pods, *self.selecting, self.budgets, self.pod_group_informer]
+        return [self.nodes, self.pods, *self.selecting, self.budgets, *self.storage,
+                self.pod_group_informer]
 
     def __enter__(self) -> KubeBackend:
         self.start()

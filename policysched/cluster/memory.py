@@ -52,6 +52,12 @@ from ..model.objects import (
     pod_info,
     priority_class_spec,
 )
+from ..model.volumes import (
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_PARSERS,
+    VOLUME_KINDS,
+    pod_volumes,
+)
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS, namespace_info, workload
 from . import messages
 
@@ -60,8 +66,9 @@ POD = "Pod"
 POD_GROUP = "PodGroup"
 PRIORITY_CLASS = "PriorityClass"
 KINDS = (NODE, POD, POD_GROUP, PRIORITY_CLASS, NAMESPACE, *WORKLOAD_KINDS,
-         POD_DISRUPTION_BUDGET)
-NAMESPACED = frozenset({POD, POD_GROUP, *WORKLOAD_KINDS, POD_DISRUPTION_BUDGET})
+         POD_DISRUPTION_BUDGET, *VOLUME_KINDS)
+NAMESPACED = frozenset({POD, POD_GROUP, *WORKLOAD_KINDS, POD_DISRUPTION_BUDGET,
+                        PERSISTENT_VOLUME_CLAIM})
 POD_SCHEDULED = "PodScheduled"
 
 # Kubernetes creates these in every cluster.
@@ -209,10 +216,11 @@ def copy_object(value: Any) -> Any:
 
 class MemoryBackend:
     """An in-process cluster of Nodes, Pods, PodGroups, PriorityClasses, Namespaces,
-    Services, ReplicationControllers, ReplicaSets, StatefulSets and
-    PodDisruptionBudgets. Its initial ``objects``
-    are created in the order PriorityClasses, Nodes, Namespaces, PodGroups, workloads and
-    PodDisruptionBudgets, Pods (given order within each) and delivered as ADDED events by the first
+    Services, ReplicationControllers, ReplicaSets, StatefulSets, PodDisruptionBudgets and
+    the storage objects (PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes,
+    CSIDrivers). Its initial ``objects`` are created in the order PriorityClasses, Nodes,
+    Namespaces, PodGroups, workloads, PodDisruptionBudgets and storage objects, Pods (given
+    order within each) and delivered as ADDED events by the first
     ``drain_events()``. Thread-safe."""
 
     def __init__(self, objects: Iterable[dict[str, Any]] = (), clock: Clock | None = None) -> None:
@@ -446,6 +454,7 @@ class MemoryBackend:
         """Validate, default and admit ``obj`` (changed in place); raises ``ObjectError``."""
         if kind == POD:
             pod_info(obj)
+            pod_volumes(obj)
             obj.setdefault("spec", {}).setdefault("schedulerName", DEFAULT_SCHEDULER)
             obj.setdefault("status", {}).setdefault("phase", "Pending")
             admit_priority(obj, self.priority_classes())
@@ -459,6 +468,8 @@ class MemoryBackend:
             workload(kind, obj)
         elif kind == POD_DISRUPTION_BUDGET:
             disruption_budget(obj)
+        elif kind in STORAGE_PARSERS:
+            STORAGE_PARSERS[kind](obj)
         else:
             spec = priority_class_spec(obj)
             if spec.global_default:
@@ -519,7 +530,8 @@ def _resource(kind: str) -> Resource:
 
 
 _CREATION_ORDER = {PRIORITY_CLASS: 0, NODE: 1, NAMESPACE: 2, POD_GROUP: 3,
-                   **dict.fromkeys(WORKLOAD_KINDS, 3), POD_DISRUPTION_BUDGET: 3}
+                   **dict.fromkeys(WORKLOAD_KINDS, 3), POD_DISRUPTION_BUDGET: 3,
+                   **dict.fromkeys(VOLUME_KINDS, 3)}
 _LAST = 4
 
 

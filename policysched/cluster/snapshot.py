@@ -4,22 +4,24 @@
 Every kind a cluster file holds is listed through the one client (``transport``), in pages
 (``kube.list_objects``): Namespaces, PriorityClasses, Nodes, the workloads
 kube-scheduler's DefaultSelector reads (Services, ReplicationControllers, ReplicaSets,
-StatefulSets), PodDisruptionBudgets, PodGroups when the ``scheduling.x-k8s.io/v1alpha1``
-API is served (a cluster without the CRD has none: not an error) and Pods — bound,
-pending and finished, as ``KubeBackend``'s informers see them. Each kind is one consistent
-list; the kinds are listed one after the other, so a change between two lists can show
-(a pod bound to a node listed before it was created).
+StatefulSets), PodDisruptionBudgets, the storage objects (PersistentVolumeClaims,
+PersistentVolumes, StorageClasses, CSINodes, CSIDrivers), PodGroups when the
+``scheduling.x-k8s.io/v1alpha1`` API is served (a cluster without the CRD has none: not an
+error) and Pods — bound, pending and finished, as ``KubeBackend``'s informers see them.
+Each kind is one consistent list; the kinds are listed one after the other, so a change
+between two lists can show (a pod bound to a node listed before it was created).
 
 Each object keeps only what scheduling reads (``trimmed``): its metadata without
 ``managedFields``, ``resourceVersion`` and the like (and without kubectl's
 last-applied-configuration annotation); a pod's scheduling fields and, of its containers,
 the name, image, resources, ports and restartPolicy; a node's taints and
 ``unschedulable``, its allocatable, capacity and images; the workloads' selectors;
-what preemption reads of a budget. A PriorityClass that pods name but that was deleted
-after they were created is written with their priority (``deleted_priority_classes``), so
-that the file reads. The objects come sorted by kind (the order of
-``KINDS``), then namespace and name, so two snapshots of the same cluster are the same
-file.
+what preemption reads of a budget; a pod's volumes that refer to claims, CSI drivers or
+disks, and what the volume plugins read of the storage objects. A PriorityClass that pods
+name but that was deleted after they were created is written with their priority
+(``deleted_priority_classes``), so that the file reads. The objects come sorted by kind
+(the order of ``KINDS``), then namespace and name, so two snapshots of the same cluster are
+the same file.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ from typing import Any
 from ..model.disruption_budgets import API_VERSION as BUDGET_API_VERSION
 from ..model.disruption_budgets import POD_DISRUPTION_BUDGET
 from ..model.objects import DISRUPTION_TARGET
+from ..model.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+)
 from ..model.workloads import (
     NAMESPACE,
     REPLICA_SET,
@@ -65,6 +74,11 @@ KINDS = (
     ListedKind(STATEFUL_SET, "/apis/apps/v1/statefulsets", namespaced=True),
     ListedKind(POD_DISRUPTION_BUDGET, f"/apis/{BUDGET_API_VERSION}/poddisruptionbudgets",
                namespaced=True),
+    ListedKind(PERSISTENT_VOLUME_CLAIM, "/api/v1/persistentvolumeclaims", namespaced=True),
+    ListedKind(PERSISTENT_VOLUME, "/api/v1/persistentvolumes", namespaced=False),
+    ListedKind(STORAGE_CLASS, "/apis/storage.k8s.io/v1/storageclasses", namespaced=False),
+    ListedKind(CSI_NODE, "/apis/storage.k8s.io/v1/csinodes", namespaced=False),
+    ListedKind(CSI_DRIVER, "/apis/storage.k8s.io/v1/csidrivers", namespaced=False),
     ListedKind(POD_GROUP, f"{PODGROUP_API}/podgroups", namespaced=True, optional=True),
     ListedKind(POD, "/api/v1/pods", namespaced=True),
 )
@@ -76,7 +90,7 @@ _OWNER_KEYS = ("apiVersion", "kind", "name", "uid", "controller")
 _POD_SPEC_KEYS = ("nodeName", "schedulerName", "priority", "priorityClassName",
                   "preemptionPolicy", "nodeSelector", "affinity", "tolerations",
                   "topologySpreadConstraints", "schedulingGates", "overhead", "resources",
-                  "hostNetwork", "containers", "initContainers")
+                  "hostNetwork", "containers", "initContainers", "volumes")
 _CONTAINER_KEYS = ("name", "image", "resources", "ports", "restartPolicy")
 _PORT_KEYS = ("containerPort", "hostPort", "hostIP", "protocol")
 _POD_STATUS_KEYS = ("phase", "nominatedNodeName", "startTime")
@@ -86,6 +100,17 @@ _NODE_STATUS_KEYS = ("allocatable", "capacity", "images")
 _PRIORITY_CLASS_KEYS = ("value", "globalDefault", "preemptionPolicy")
 _BUDGET_SPEC_KEYS = ("selector", "minAvailable", "maxUnavailable")
 _BUDGET_STATUS_KEYS = ("disruptionsAllowed", "disruptedPods")
+# a pod's volumes the volume plugins read: claims, CSI volumes, the disks VolumeRestrictions
+# checks (others — configMaps, secrets, projected tokens — are dropped)
+_VOLUME_SOURCES = ("persistentVolumeClaim", "ephemeral", "csi", "gcePersistentDisk",
+                   "awsElasticBlockStore", "rbd", "iscsi")
+_CLAIM_SPEC_KEYS = ("storageClassName", "accessModes", "resources", "volumeName", "selector",
+                    "volumeMode")
+_VOLUME_SPEC_KEYS = ("capacity", "accessModes", "storageClassName", "csi", "claimRef",
+                     "nodeAffinity", "volumeMode", *_VOLUME_SOURCES[3:])
+_CSI_SOURCE_KEYS = ("driver", "volumeHandle", "readOnly", "fsType")
+_CLAIM_REF_KEYS = ("namespace", "name", "uid")
+_STORAGE_CLASS_KEYS = ("provisioner", "volumeBindingMode", "allowedTopologies")
 
 
 @dataclass(frozen=True)
@@ -172,6 +197,16 @@ def trimmed(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
         out["status"] = _pick(status, _BUDGET_STATUS_KEYS)
     elif kind == POD_GROUP:
         out["spec"] = dict(spec)
+    elif kind == PERSISTENT_VOLUME_CLAIM:
+        out["spec"] = _pick(spec, _CLAIM_SPEC_KEYS)
+        out["status"] = _pick(status, ("phase",))
+    elif kind == PERSISTENT_VOLUME:
+        out["spec"] = _volume_spec(spec)
+        out["status"] = _pick(status, ("phase",))
+    elif kind == STORAGE_CLASS:
+        out.update(_pick(obj, _STORAGE_CLASS_KEYS))
+    elif kind in (CSI_NODE, CSI_DRIVER):
+        out["spec"] = dict(spec)
     return {k: v for k, v in out.items() if v != {}}
 
 
@@ -197,6 +232,18 @@ def _pod_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("containers", "initContainers"):
         if key in out:
             out[key] = [_container(c) for c in out[key]]
+    volumes = [v for v in out.pop("volumes", ()) if any(k in v for k in _VOLUME_SOURCES)]
+    if volumes:
+        out["volumes"] = volumes
+    return out
+
+
+def _volume_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
+    out = _pick(spec, _VOLUME_SPEC_KEYS)
+    if "csi" in out:
+        out["csi"] = _pick(out["csi"], _CSI_SOURCE_KEYS)
+    if "claimRef" in out:
+        out["claimRef"] = _pick(out["claimRef"], _CLAIM_REF_KEYS)
     return out
 
 

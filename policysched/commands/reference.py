@@ -54,6 +54,7 @@ from ..cluster.cluster_file import parse_cluster
 from ..framework.aggregates import ClusterView
 from ..framework.runtime import CycleState
 from ..model.events import ClusterEvent
+from ..model.selectors import NodeAffinity
 from ..policy import aggregate_functions, kubernetes_functions
 from ..policy import variables as v
 from ..policy.compile import RULE_FIELDS, CelField
@@ -132,6 +133,7 @@ spec:
     image: nginx:1.27
     resources: {requests: {cpu: 500m, memory: 256Mi}}
     ports: [{containerPort: 8443, hostPort: 8443}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data-web-0}}]
 ---
 apiVersion: v1
 kind: Pod
@@ -163,12 +165,74 @@ spec:
     image: nginx:1.27
     resources: {requests: {cpu: 500m, memory: 256Mi}, limits: {memory: 512Mi}}
     ports: [{containerPort: 8080}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data-web-1}}]
 ---
 apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: shop}
 spec:
   selector: {app: web}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: zonal}
+provisioner: ebs.csi.aws.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions: [{key: topology.kubernetes.io/zone, values: [zone-a, zone-b]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-web-0, namespace: shop}
+spec: {storageClassName: zonal, accessModes: [ReadWriteOnce], volumeName: pv-web-0,
+       resources: {requests: {storage: 10Gi}}}
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data-web-1
+  namespace: shop
+  annotations: {volume.kubernetes.io/selected-node: node-1}
+spec: {storageClassName: zonal, accessModes: [ReadWriteOnce], volumeName: pv-web-1,
+       resources: {requests: {storage: 10Gi}}}
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-web-0, labels: {topology.kubernetes.io/zone: zone-a}}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: zonal
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-0a1b}
+  claimRef: {namespace: shop, name: data-web-0}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}]
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-web-1, labels: {topology.kubernetes.io/zone: zone-a}}
+spec:
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: zonal
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-2c3d}
+  claimRef: {namespace: shop, name: data-web-1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}]
+status: {phase: Bound}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: node-1}
+spec:
+  drivers: [{name: ebs.csi.aws.com, nodeID: i-0123, allocatable: {count: 25}}]
 """
 
 SAMPLE_POLICY = """\
@@ -204,6 +268,11 @@ TYPE_PATHS = {
     v.TAINT_TYPE.name: "node.taints[0]",
     v.OWNER_REFERENCE_TYPE.name: "pod.ownerReferences[0]",
     v.POD_GROUP_TYPE.name: "pod.podGroup",
+    v.POD_VOLUME_TYPE.name: "podVolumes[0]",
+    v.CLAIM_TYPE.name: "podVolumes[0].claim",
+    v.PERSISTENT_VOLUME_TYPE.name: "podVolumes[0].persistentVolume",
+    v.STORAGE_CLASS_TYPE.name: "podVolumes[0].storageClass",
+    v.TOPOLOGY_REQUIREMENT_TYPE.name: "podVolumes[0].storageClass.allowedTopologies[0][0]",
 }
 
 # the function libraries, in the order the reference lists them
@@ -365,6 +434,8 @@ def cel_text(value: Any) -> str:
         return f"optional.of({cel_text(value.value)})" if value.has else "optional.none()"
     if isinstance(value, TypeValue) or type(value) in EXTENSION_TYPES:
         return repr(value)
+    if isinstance(value, NodeAffinity):  # opaque, as nodeAffinity(…) makes it
+        return "nodeAffinity(…)"
     raise TypeError(f"no CEL text for {type(value).__name__}")
 
 

@@ -18,6 +18,7 @@ from ..cache.cache import Cache
 from ..model.clock import Clock
 from ..model.events import ClusterEvent
 from ..model.objects import ObjectError, PodInfo, pod_key
+from ..model.volumes import VOLUME_KINDS
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS
 from ..policy.reads import EVERY_FACT, NO_FACT, Fact
 from . import messages
@@ -40,6 +41,7 @@ _OBJECT_FACTS: dict[str, frozenset[Fact]] = {
     NAMESPACE: frozenset({Fact.NAMESPACE_LABELS}),
     **{kind: frozenset({Fact.WORKLOADS}) for kind in WORKLOAD_KINDS},
     "PodGroup": frozenset({Fact.POD_GROUPS, Fact.PODS}),  # its pods' podGroup too
+    **{kind: frozenset({Fact.STORAGE}) for kind in VOLUME_KINDS},
 }
 # a node's view fields → the fact their change is (kube's NodeSchedulingPropertiesChange)
 _NODE_FIELD_FACTS = (

@@ -282,6 +282,7 @@ class CycleState:
                                "podsWithAffinity": self.affinity_pod_views,
                                "workloadSelector": partial(_workload_selector, pod, cluster),
                                "podGroupPods": partial(_pod_group_pods, pod, cluster),
+                               "podVolumes": partial(_pod_volumes, pod, cluster),
                                # read in postFilter only, once preFilter is over
                                "preFilterRan": lambda: instance.name not in skipped})
             base["variables"] = _Variables(instance, base)
@@ -298,6 +299,13 @@ def _pod_group_pods(pod: PodInfo, cluster: aggregates.ClusterView | None) -> int
     return 0 if cluster is None or key is None else cluster.snapshot.group_members(key)
 
 
+def _pod_volumes(pod: PodInfo, cluster: aggregates.ClusterView | None
+                 ) -> list[dict[str, Any]]:
+    """``podVolumes``: the pod's volumes with their claims, volumes and classes in the
+    cycle's snapshot ([] without one)."""
+    return [] if cluster is None else cluster.snapshot.volume_views(pod)
+
+
 def _workload_selector(pod: PodInfo, cluster: aggregates.ClusterView | None
                        ) -> dict[str, Any] | None:
     """``workloadSelector``: kube-scheduler's DefaultSelector of the pod in the cycle's
@@ -307,9 +315,8 @@ def _workload_selector(pod: PodInfo, cluster: aggregates.ClusterView | None
 
 class Activation(dict[str, Any]):
     """Variables of an expression; the cluster-wide ones (``pods``, ``nodes``,
-    ``podsWithAffinity``, ``workloadSelector``, ``podGroupPods``) are only computed when an
-    expression reads
-    them."""
+    ``podsWithAffinity``, ``workloadSelector``, ``podGroupPods``, ``podVolumes``) are only
+    computed when an expression reads them."""
 
     def __init__(self, values: Mapping[str, Any],
                  lists: Mapping[str, Callable[[], Any]]) -> None:

@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 EventKind = Literal["ADDED", "MODIFIED", "DELETED"]
 Resource = Literal["Node", "Pod", "PodGroup", "Namespace", "Service", "ReplicationController",
-                   "ReplicaSet", "StatefulSet", "PodDisruptionBudget"]
+                   "ReplicaSet", "StatefulSet", "PodDisruptionBudget",
+                   "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+                   "CSIDriver"]
 EventType = Literal["Normal", "Warning"]
 ConditionStatus = Literal["True", "False", "Unknown"]
 

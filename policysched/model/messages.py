@@ -20,6 +20,7 @@ BAD_MIN_MEMBER = "must be at least 1, not {value}"
 BAD_TIMEOUT = "must be at least 0, not {value}"
 BAD_LABEL_KEY = "invalid label key {key!r}: {reasons}"
 BAD_LABEL_VALUE = "invalid label value {value!r}: {reasons}"
+UNSUPPORTED_VALUE = "Unsupported value: {value!r}: supported values: {supported}"
 
 # --- the API server's refusal to bind a bound pod (the cache and the backends) ------
 POD_ALREADY_BOUND = 'pod {key} is already assigned to node "{node}"'

@@ -659,6 +659,9 @@ def node_view(obj: dict[str, Any]) -> dict[str, Any]:
         "podCount": 0,
         "usedPorts": [],
         "images": _images(status),
+        # from the node's CSINode and its pods' volumes (the cache fills them)
+        "csiVolumeLimits": {},
+        "attachedCSIVolumes": {},
         "metadata": metadata,
         "spec": spec,
         "status": status,

@@ -147,6 +147,10 @@ UNAVAILABLE = {
     "victim": "in {where}: victim exists only in postFilter victims",
 }
 UNAVAILABLE["nodes"] = UNAVAILABLE["podsWithAffinity"] = UNAVAILABLE["pods"]
+UNAVAILABLE["podVolumes"] = (
+    "in {where}: the pod's volumes come from the cycle's snapshot: they are available from "
+    "preFilter on and in spec.variables"
+)
 UNAVAILABLE["workloadSelector"] = UNAVAILABLE["podGroupPods"] = (
     "in {where}: like the cluster-wide lists, it is available in preFilter, postFilter, "
     "preScore, permit and spec.variables; compute what {where} needs in a variable"

@@ -35,6 +35,7 @@ from .variables import (
     NODES,
     POD,
     POD_GROUP_PODS,
+    POD_VOLUMES,
     PODS,
     PODS_WITH_AFFINITY,
     PREFERRED_NODE_AFFINITY_TYPE,
@@ -58,6 +59,8 @@ class Fact(StrEnum):
     POD_GROUPS = "pod groups"
     NAMESPACE_LABELS = "namespace labels"
     WORKLOADS = "workloads"  # Services and controllers (workloadSelector)
+    # claims, volumes, classes, CSINodes, CSIDrivers (podVolumes, a node's CSI fields)
+    STORAGE = "storage"
 
 
 EVERY_FACT = frozenset(Fact)
@@ -79,6 +82,8 @@ _NODE_FIELDS: Mapping[str, frozenset[Fact]] = {
     "nonZeroRequested": frozenset({Fact.NODE_USAGE}),
     "podCount": frozenset({Fact.NODE_USAGE}),
     "usedPorts": frozenset({Fact.NODE_USAGE}),
+    "csiVolumeLimits": frozenset({Fact.STORAGE}),
+    "attachedCSIVolumes": frozenset({Fact.NODE_USAGE, Fact.STORAGE}),
 }
 _NODE_LIST = frozenset({Fact.NODE_ADDED, Fact.NODE_DELETED})
 _POD_LISTS = frozenset({PODS, PODS_WITH_AFFINITY, POD_GROUP_PODS})
@@ -202,6 +207,8 @@ class _Walk:
             self.facts.add(Fact.POD_GROUPS)  # its podGroup comes from its PodGroup
         elif name == WORKLOAD_SELECTOR:
             self.facts.add(Fact.WORKLOADS)
+        elif name == POD_VOLUMES:
+            self.facts.add(Fact.STORAGE)
 
     def select(self, node: ast.Select, bound: frozenset[str]) -> None:
         operand = node.operand

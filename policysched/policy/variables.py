@@ -58,6 +58,7 @@ AGGREGATES = "aggregates"
 ITEM = "item"
 COUNTED_POD = "p"
 PRE_FILTER_RAN = "preFilterRan"
+POD_VOLUMES = "podVolumes"
 
 POD_TYPE = Type("policysched.Pod")
 NODE_TYPE = Type("policysched.Node")
@@ -71,6 +72,11 @@ TOLERATION_TYPE = Type("policysched.Toleration")
 TAINT_TYPE = Type("policysched.Taint")
 OWNER_REFERENCE_TYPE = Type("policysched.OwnerReference")
 POD_GROUP_TYPE = Type("policysched.PodGroup")
+POD_VOLUME_TYPE = Type("policysched.PodVolume")
+CLAIM_TYPE = Type("policysched.PersistentVolumeClaim")
+PERSISTENT_VOLUME_TYPE = Type("policysched.PersistentVolume")
+STORAGE_CLASS_TYPE = Type("policysched.StorageClass")
+TOPOLOGY_REQUIREMENT_TYPE = Type("policysched.TopologyRequirement")
 # opaque: values of Kubernetes' matching functions (kubernetes_functions), no fields
 LABEL_SELECTOR_TYPE = kubernetes_functions.LABEL_SELECTOR_TYPE
 NODE_AFFINITY_TYPE = kubernetes_functions.NODE_AFFINITY_TYPE
@@ -116,6 +122,8 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "podCount": INT,
         "usedPorts": list_of(HOST_PORT_TYPE),
         "images": map_of(STRING, INT),
+        "csiVolumeLimits": map_of(STRING, INT),
+        "attachedCSIVolumes": map_of(STRING, INT),
         "metadata": DYN,
         "spec": DYN,
         "status": DYN,
@@ -136,6 +144,46 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
     },
     TAINT_TYPE.name: {"key": STRING, "value": STRING, "effect": STRING},
     POD_GROUP_TYPE.name: {"name": STRING, "minMember": INT, "scheduleTimeoutSeconds": INT},
+    POD_VOLUME_TYPE.name: {
+        "name": STRING,
+        "claimName": STRING,
+        "readOnly": BOOL,
+        "ephemeral": BOOL,
+        "csiDriver": STRING,
+        "claim": CLAIM_TYPE,
+        "persistentVolume": PERSISTENT_VOLUME_TYPE,
+        "storageClass": STORAGE_CLASS_TYPE,
+    },
+    CLAIM_TYPE.name: {
+        "name": STRING,
+        "storageClassName": STRING,
+        "accessModes": list_of(STRING),
+        "requestedStorage": INT,
+        "volumeName": STRING,
+        "phase": STRING,
+        "selectedNode": STRING,
+        "volumeMode": STRING,
+    },
+    PERSISTENT_VOLUME_TYPE.name: {
+        "name": STRING,
+        "labels": MAP_STRING_STRING,
+        "storageClassName": STRING,
+        "capacity": INT,
+        "accessModes": list_of(STRING),
+        "volumeMode": STRING,
+        "nodeAffinity": NODE_AFFINITY_TYPE,
+        "csiDriver": STRING,
+        "volumeHandle": STRING,
+        "claim": STRING,
+        "phase": STRING,
+    },
+    STORAGE_CLASS_TYPE.name: {
+        "name": STRING,
+        "provisioner": STRING,
+        "volumeBindingMode": STRING,
+        "allowedTopologies": list_of(list_of(TOPOLOGY_REQUIREMENT_TYPE)),
+    },
+    TOPOLOGY_REQUIREMENT_TYPE.name: {"key": STRING, "values": list_of(STRING)},
     OWNER_REFERENCE_TYPE.name: {
         "apiVersion": STRING,
         "kind": STRING,
@@ -176,6 +224,9 @@ SIZE_HINTS: Mapping[str, int] = {
     "node.requested": 32,
     "node.nonZeroRequested": 32,
     "node.free": 32,
+    "node.csiVolumeLimits": 64,
+    "node.attachedCSIVolumes": 64,
+    POD_VOLUMES: 64,
 }
 
 # Kubernetes' per-expression cost limit (apiserver's PerCallLimit, used for
@@ -248,6 +299,13 @@ DECLARATIONS: Mapping[str, Declaration] = {
         "aggregates.sameApp.count(node) - aggregates.sameApp.minimum() <= 1"),
     ITEM: Declaration(DYN, "an element of an aggregate's `forEach` list, in its other fields",
                       "item.topologyKey"),
+    POD_VOLUMES: Declaration(
+        list_of(POD_VOLUME_TYPE),
+        "the pod's volumes that the volume plugins read — those of a PersistentVolumeClaim "
+        "(`persistentVolumeClaim`, or `ephemeral`, whose claim is `<pod>-<volume>`) and "
+        "inline CSI volumes — each with its claim, the claim's bound PersistentVolume and "
+        "its StorageClass as the cycle's snapshot has them ([] for a pod without any)",
+        "podVolumes.all(v, v.persistentVolume.nodeAffinity.matches(node))"),
     PRE_FILTER_RAN: Declaration(
         BOOL,
         "whether preFilter got to this policy in this cycle: false when a policy before it "
@@ -312,6 +370,12 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "podCount": "the pods on the node, assumed pods included",
         "usedPorts": "the host ports the pods on the node use",
         "images": "`status.images`: every name of an image to its size in bytes",
+        "csiVolumeLimits": "the node's CSINode: each CSI driver's volume limit "
+                           "(`allocatable.count`); a driver without one is absent",
+        "attachedCSIVolumes": "per CSI driver, the unique volumes the pods on the node use, "
+                              "as NodeVolumeLimits counts them: a claim bound to a CSI "
+                              "PersistentVolume counts its volume handle, an unbound one "
+                              "counts under its StorageClass's provisioner",
         "metadata": "the API object's `metadata`, as JSON",
         "spec": "the API object's `spec`, as JSON",
         "status": "the API object's `status`, as JSON",
@@ -345,6 +409,55 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "scheduleTimeoutSeconds": "`spec.scheduleTimeoutSeconds` of the PodGroup (0 when "
                                   "unset: the wait is then the plugin's default)",
     },
+    POD_VOLUME_TYPE.name: {
+        "name": "the volume's name in the pod",
+        "claimName": "the claim's name in the pod's namespace ('' for an inline CSI volume)",
+        "readOnly": "`persistentVolumeClaim.readOnly` (or the CSI volume's `readOnly`)",
+        "ephemeral": "a generic ephemeral volume (its claim is `<pod>-<volume>`)",
+        "csiDriver": "an inline CSI volume's driver ('' otherwise)",
+        "claim": "the PersistentVolumeClaim (name '' when it does not exist (yet))",
+        "persistentVolume": "the PersistentVolume the claim is bound to (`volumeName`; "
+                            "name '' while unbound or not known)",
+        "storageClass": "the claim's StorageClass (name '' when it has none or it is not "
+                        "known)",
+    },
+    CLAIM_TYPE.name: {
+        "name": "`metadata.name`",
+        "storageClassName": "the beta annotation `volume.beta.kubernetes.io/storage-class` "
+                            "if set, else `spec.storageClassName`",
+        "accessModes": "`spec.accessModes`",
+        "requestedStorage": "`spec.resources.requests.storage` in bytes (0 when unset)",
+        "volumeName": "`spec.volumeName`: the PersistentVolume it is bound to",
+        "phase": "`status.phase` (`Pending` when unset)",
+        "selectedNode": "the `volume.kubernetes.io/selected-node` annotation",
+        "volumeMode": "`spec.volumeMode` (`Filesystem` when unset)",
+    },
+    PERSISTENT_VOLUME_TYPE.name: {
+        "name": "`metadata.name`",
+        "labels": "`metadata.labels` (VolumeZone reads the topology labels)",
+        "storageClassName": "the beta storage-class annotation if set, else "
+                            "`spec.storageClassName`",
+        "capacity": "`spec.capacity.storage` in bytes",
+        "accessModes": "`spec.accessModes`",
+        "volumeMode": "`spec.volumeMode` (`Filesystem` when unset)",
+        "nodeAffinity": "`spec.nodeAffinity.required` as a NodeAffinity (`matches(node)`); "
+                        "every node matches when it has none",
+        "csiDriver": "`spec.csi.driver` ('' for another volume source)",
+        "volumeHandle": "`spec.csi.volumeHandle`",
+        "claim": "`spec.claimRef` as `namespace/name` ('' when unclaimed)",
+        "phase": "`status.phase` (`Pending` when unset)",
+    },
+    STORAGE_CLASS_TYPE.name: {
+        "name": "`metadata.name`",
+        "provisioner": "`provisioner`",
+        "volumeBindingMode": "`volumeBindingMode` (`Immediate` when unset)",
+        "allowedTopologies": "`allowedTopologies`: terms (any may match) of requirements "
+                             "(all must): a node label and its allowed values",
+    },
+    TOPOLOGY_REQUIREMENT_TYPE.name: {
+        "key": "a node label",
+        "values": "the values it may have",
+    },
     OWNER_REFERENCE_TYPE.name: {
         "apiVersion": "the owner's API version",
         "kind": "the owner's kind",
@@ -357,9 +470,12 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
 _TYPES: Mapping[str, Type] = {name: d.type for name, d in DECLARATIONS.items()}
 
 _POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
-_CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY, WORKLOAD_SELECTOR, POD_GROUP_PODS})
+_CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY, WORKLOAD_SELECTOR, POD_GROUP_PODS,
+                      POD_VOLUMES})
 _CLUSTER_LEVEL = _POD_LEVEL | _CLUSTER | {AGGREGATES}
-_NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS, AGGREGATES}
+# what a node-level expression sees: the pod-level variables, the node, and the pod's
+# volumes (per pod, not per node: the snapshot's claims and volumes)
+_NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS, AGGREGATES, POD_VOLUMES}
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,91 @@ def test_normalised_image() -> None:
     assert normalised_image("nginx") == "nginx:latest"
     assert normalised_image("localhost:5000/nginx") == "localhost:5000/nginx:latest"
     assert normalised_image("nginx:1.2") == "nginx:1.2"
+
+
+STORAGE_CLUSTER = """
+kind: Node
+metadata: {name: n1, labels: {topology.kubernetes.io/zone: east}}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+---
+kind: Pod
+metadata: {name: db-0, namespace: shop}
+spec:
+  nodeName: n1
+  containers: [{name: c}]
+  volumes:
+  - {name: data, persistentVolumeClaim: {claimName: data-db-0}}
+  - {name: scratch, ephemeral: {volumeClaimTemplate: {spec: {}}}}
+  - {name: disk, gcePersistentDisk: {pdName: secret-disk}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-db-0, namespace: shop}
+spec: {storageClassName: fast, volumeName: pv-db, accessModes: [ReadWriteOnce]}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: db-0-scratch, namespace: shop}
+spec: {storageClassName: fast, accessModes: [ReadWriteOnce]}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-db}
+spec:
+  storageClassName: fast
+  csi: {driver: csi.acme.example, volumeHandle: vol-secret}
+  claimRef: {namespace: shop, name: data-db-0}
+  nodeAffinity: {required: {nodeSelectorTerms: [{matchExpressions: [
+    {key: topology.kubernetes.io/zone, operator: In, values: [east]}]}]}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast}
+provisioner: csi.acme.example
+allowedTopologies: [{matchLabelExpressions: [{key: topology.kubernetes.io/zone, values: [east]}]}]
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: n1}
+spec: {drivers: [{name: csi.acme.example, nodeID: i-secret, allocatable: {count: 3}}]}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: csi.acme.example}
+"""
+
+
+def test_storage_references_stay_consistent_and_nothing_leaks() -> None:
+    """Claims, volumes, classes and CSI drivers are renamed consistently: the anonymised
+    cluster links each pod to its claims, volumes and class as the original does, counts
+    the same CSI volumes against the same limits, and names nothing of the original."""
+    from policysched.cache import Cache
+    from policysched.cluster.memory import MemoryBackend
+
+    def loaded(objects: list[dict[str, Any]]) -> tuple[Cache, Any]:
+        cache = Cache()
+        for event in MemoryBackend(objects).drain_events():
+            cache.apply(event)
+        [pod] = [p for p in cache.pods()]
+        return cache, pod
+
+    original = parse_cluster(STORAGE_CLUSTER)
+    text = render(Anonymiser().objects(original))
+    for secret in ("shop", "db-0", "data", "fast", "pv-db", "acme", "vol-secret", "i-secret",
+                   "secret-disk", "scratch", "east"):
+        assert not re.search(rf"(?<![\w-]){re.escape(secret)}(?![\w-])", text), secret
+    for objects in (original, parse_cluster(text)):
+        cache, pod = loaded(objects)
+        snapshot = cache.snapshot()
+        views = snapshot.volume_views(pod)
+        assert [(v["claim"]["name"] != "", v["persistentVolume"]["name"] != "",
+                 v["storageClass"]["name"] != "") for v in views] == [
+            (True, True, True), (True, False, True)]
+        node = snapshot.nodes[0]
+        [driver] = node.view["csiVolumeLimits"]
+        assert node.view == {**node.view, "csiVolumeLimits": {driver: 3},
+                             "attachedCSIVolumes": {driver: 2}}
+        assert views[0]["persistentVolume"]["nodeAffinity"].matches(
+            node.view["labels"], node.name)
+        assert snapshot.storage.classes[views[0]["storageClass"]["name"]].allows(
+            node.view["labels"])

@@ -253,3 +253,80 @@ status: {nominatedNodeName: n1}
         'have apiVersion "policy/v1", not "policy/v1beta1"',
         "document 2 (PodDisruptionBudget default/b): spec.selector: matchLabels.app: must be "
         "a string, not an integer"]
+
+
+def test_storage_objects_are_read_and_reach_the_cache() -> None:
+    """PersistentVolumeClaims, PersistentVolumes (v1), StorageClasses, CSINodes and
+    CSIDrivers (storage.k8s.io/v1) are cluster objects: through the in-process cluster
+    into the cache; a malformed one, or a wrong apiVersion, is reported."""
+    from policysched.cache import Cache
+    from policysched.cluster.memory import MemoryBackend
+
+    text = """
+kind: Pod
+metadata: {name: web-0}
+spec:
+  nodeName: n1
+  containers: [{name: c}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data-web-0}}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data-web-0}
+spec: {storageClassName: csi, volumeName: pv1, accessModes: [ReadWriteOnce],
+       resources: {requests: {storage: 1Gi}}}
+status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv1, labels: {topology.kubernetes.io/zone: a}}
+spec: {capacity: {storage: 1Gi}, accessModes: [ReadWriteOnce], storageClassName: csi,
+       csi: {driver: d, volumeHandle: h1}, claimRef: {namespace: default, name: data-web-0}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: csi}
+provisioner: d
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: n1}
+spec: {drivers: [{name: d, nodeID: n1, allocatable: {count: 1}}]}
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: d}
+spec: {attachRequired: true}
+---
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
+"""
+    objects = parse_cluster(text)
+    backend = MemoryBackend(objects)
+    events = backend.drain_events()
+    assert [e.resource for e in events] == [
+        "Node", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
+        "CSIDriver", "Pod"]  # storage objects before the pods that use them
+    cache = Cache()
+    for event in events:
+        cache.apply(event)
+    snapshot = cache.snapshot()
+    node = snapshot.node("n1")
+    assert node is not None and node.attached_csi_volumes() == {"d": 1}
+    assert dict(snapshot.storage.csi_nodes["n1"].limits) == {"d": 1}
+    pod = cache.pod("default/web-0")
+    assert pod is not None
+    [view] = snapshot.volume_views(pod)
+    assert view["persistentVolume"]["labels"] == {"topology.kubernetes.io/zone": "a"}
+    with pytest.raises(ClusterFileError) as caught:
+        parse_cluster("apiVersion: storage.k8s.io/v1beta1\nkind: CSINode\nmetadata: {name: a}\n"
+                      "---\nkind: PersistentVolumeClaim\nmetadata: {name: b}\n"
+                      "spec: {accessModes: [Sometimes]}\n")
+    assert [str(p) for p in caught.value.problems] == [
+        'document 1 (CSINode a): apiVersion: CSINode must have apiVersion "storage.k8s.io/v1",'
+        ' not "storage.k8s.io/v1beta1"',
+        "document 2 (PersistentVolumeClaim default/b): spec.accessModes[0]: Unsupported value:"
+        " 'Sometimes': supported values: ReadWriteOnce, ReadOnlyMany, ReadWriteMany,"
+        " ReadWriteOncePod"]

@@ -53,18 +53,20 @@ _PATH = re.compile(
 
 
 _NAMESPACED = ("pods", "podgroups", "events", "services", "replicationcontrollers",
-               "replicasets", "statefulsets", "poddisruptionbudgets")
+               "replicasets", "statefulsets", "poddisruptionbudgets", "persistentvolumeclaims")
 
 
 class FakeApiServer:
     """An in-memory API server for nodes, pods, podgroups, events, namespaces, the
-    workloads that select pods and PodDisruptionBudgets."""
+    workloads that select pods, PodDisruptionBudgets and the storage objects."""
 
     def __init__(self, podgroups: bool = False, page_size: int | None = None) -> None:
         self.store: dict[str, dict[str, dict[str, Any]]] = {
             "nodes": {}, "pods": {}, "podgroups": {}, "events": {}, "namespaces": {},
             "services": {}, "replicationcontrollers": {}, "replicasets": {},
-            "statefulsets": {}, "poddisruptionbudgets": {}, "priorityclasses": {}}
+            "statefulsets": {}, "poddisruptionbudgets": {}, "priorityclasses": {},
+            "persistentvolumeclaims": {}, "persistentvolumes": {}, "storageclasses": {},
+            "csinodes": {}, "csidrivers": {}}
         self.podgroups = podgroups
         self.page_size = page_size
         self.rv = 100
@@ -670,7 +672,8 @@ def test_an_outage_is_logged_once_per_client_not_per_retry(
     server.put("pods", pod("after"))
     collect(backend, lambda es: any(e.obj["metadata"]["name"] == "after" for e in es),
             timeout=10)
-    informers = [backend.nodes, backend.pods, *backend.selecting, backend.budgets]
+    informers = [backend.nodes, backend.pods, *backend.selecting, backend.budgets,
+                 *backend.storage]
     wait_for(lambda: not any(i.connection.failing for i in informers), timeout=15)
     backend.bind(info(server, "after"), "n1")
     backend.record_event(info(server, "after"), "Normal", "Scheduled", "m")
@@ -680,6 +683,7 @@ def test_an_outage_is_logged_once_per_client_not_per_retry(
                km.CONNECTION_INFORMER.format(resource="Pod"),
                *(km.CONNECTION_INFORMER.format(resource=i.name) for i in backend.selecting),
                km.CONNECTION_INFORMER.format(resource="PodDisruptionBudget"),
+               *(km.CONNECTION_INFORMER.format(resource=i.name) for i in backend.storage),
                km.CONNECTION_EVENTS, km.CONNECTION_POD_WRITES)
     assert sorted(w.split(":")[0] for w in warnings) == sorted(clients), warnings
     assert all("lost connection to the API server" in w for w in warnings), warnings
@@ -1056,6 +1060,50 @@ def test_disruption_budgets_are_watched(server: FakeApiServer, backend: KubeBack
     server.put("poddisruptionbudgets", {**budget, "status": {"disruptionsAllowed": 0}})
     events = collect(backend, lambda es: len(es) >= 1)
     assert summary(events) == [("MODIFIED", "PodDisruptionBudget", "web")]
+
+
+def test_storage_objects_are_watched(server: FakeApiServer, backend: KubeBackend) -> None:
+    """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and CSIDrivers
+    are listed and watched, with their apiVersions; an update that changes nothing the
+    scheduler reads (a claim's status capacity, a volume's status message) is not emitted,
+    a binding, a phase, a selected-node annotation or a driver's limit is; deletions are."""
+    claim = {"metadata": {"name": "data"}, "spec": {"storageClassName": "csi"},
+             "status": {"phase": "Pending"}}
+    volume = {"metadata": {"name": "pv1"}, "spec": {
+        "csi": {"driver": "d", "volumeHandle": "h"}}, "status": {"phase": "Available"}}
+    csi_node = {"metadata": {"name": "n1"}, "spec": {"drivers": [
+        {"name": "d", "nodeID": "n1", "allocatable": {"count": 1}}]}}
+    for resource, obj in (("persistentvolumeclaims", claim), ("persistentvolumes", volume),
+                          ("storageclasses", {"metadata": {"name": "csi"}, "provisioner": "d"}),
+                          ("csinodes", csi_node),
+                          ("csidrivers", {"metadata": {"name": "d"}, "spec": {}})):
+        server.put(resource, obj)
+    events = started(backend)
+    assert sorted(summary(events)) == [
+        ("ADDED", "CSIDriver", "d"), ("ADDED", "CSINode", "n1"),
+        ("ADDED", "PersistentVolume", "pv1"), ("ADDED", "PersistentVolumeClaim", "data"),
+        ("ADDED", "StorageClass", "csi")]
+    assert {e.resource: e.obj["apiVersion"] for e in events} == {
+        "PersistentVolumeClaim": "v1", "PersistentVolume": "v1",
+        "StorageClass": "storage.k8s.io/v1", "CSINode": "storage.k8s.io/v1",
+        "CSIDriver": "storage.k8s.io/v1"}
+    claims, volumes = backend.storage[0], backend.storage[1]
+    server.put("persistentvolumeclaims", {**claim, "status": {
+        "phase": "Pending", "conditions": [{"type": "Resizing", "status": "True"}]}})
+    server.put("persistentvolumes", {**volume, "status": {"phase": "Available",
+                                                          "message": "m"}})
+    wait_for(lambda: claims.suppressed == 1 and volumes.suppressed == 1)
+    server.put("persistentvolumeclaims", {
+        "metadata": {"name": "data", "annotations": {
+            "volume.kubernetes.io/selected-node": "n1"}},
+        "spec": {**claim["spec"], "volumeName": "pv1"}, "status": {"phase": "Bound"}})
+    server.put("csinodes", {**csi_node, "spec": {"drivers": [
+        {"name": "d", "nodeID": "n1", "allocatable": {"count": 2}}]}})
+    server.delete("csidrivers", "d")
+    events = collect(backend, lambda es: len(es) >= 3)
+    assert sorted(summary(events)) == [
+        ("DELETED", "CSIDriver", "d"), ("MODIFIED", "CSINode", "n1"),
+        ("MODIFIED", "PersistentVolumeClaim", "data")]
 
 
 def test_events_are_written_like_kube_scheduler(server: FakeApiServer,

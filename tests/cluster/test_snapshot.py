@@ -209,3 +209,54 @@ def test_a_deleted_priority_class_is_written_with_its_pods_priority(
                                                                       ("high", 1000)]
     read = {o["metadata"]["name"]: o for o in check_objects(objects) if o["kind"] == "Pod"}
     assert read["orphan"]["spec"]["priority"] == 500
+
+
+def test_storage_objects_keep_what_the_volume_plugins_read_and_read_back() -> None:
+    """Claims, volumes, classes, CSINodes and CSIDrivers are listed and trimmed; a pod keeps
+    the volumes that refer to claims, CSI drivers or disks (not its configMaps or service
+    account token); the snapshot reads back as a cluster file."""
+    fake = FakeApiServer().start()
+    try:
+        fake.put("pods", pod("db-0", node="n1", volumes=[
+            {"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}},
+            {"name": "token", "projected": {"sources": []}},
+            {"name": "cfg", "configMap": {"name": "c"}}]))
+        fake.put("persistentvolumeclaims", {
+            "metadata": {"name": "data-db-0", "managedFields": MANAGED, "annotations": {
+                "volume.kubernetes.io/selected-node": "n1"}},
+            "spec": {"storageClassName": "csi", "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}, "volumeName": "pv1"},
+            "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}}})
+        fake.put("persistentvolumes", {
+            "metadata": {"name": "pv1", "labels": {"topology.kubernetes.io/zone": "a"}},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "persistentVolumeReclaimPolicy": "Delete", "storageClassName": "csi",
+                     "csi": {"driver": "d", "volumeHandle": "h",
+                             "volumeAttributes": {"a": "b"}},
+                     "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "default",
+                                  "name": "data-db-0", "uid": "u", "resourceVersion": "3"}},
+            "status": {"phase": "Bound", "lastPhaseTransitionTime": "2024-01-01T00:00:00Z"}})
+        fake.put("storageclasses", {"metadata": {"name": "csi"}, "provisioner": "d",
+                                    "reclaimPolicy": "Delete",
+                                    "volumeBindingMode": "WaitForFirstConsumer"})
+        fake.put("csinodes", {"metadata": {"name": "n1"}, "spec": {"drivers": [
+            {"name": "d", "nodeID": "n1", "allocatable": {"count": 2}}]}})
+        fake.put("csidrivers", {"metadata": {"name": "d"}, "spec": {"attachRequired": True}})
+        objects = take(fake)
+    finally:
+        fake.stop()
+    found = {o["kind"]: o for o in objects}
+    assert found["Pod"]["spec"]["volumes"] == [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]
+    assert found["PersistentVolumeClaim"]["status"] == {"phase": "Bound"}
+    assert "managedFields" not in found["PersistentVolumeClaim"]["metadata"]
+    assert found["PersistentVolume"]["spec"] == {
+        "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "csi", "csi": {"driver": "d", "volumeHandle": "h"},
+        "claimRef": {"namespace": "default", "name": "data-db-0", "uid": "u"}}
+    assert {k: v for k, v in found["StorageClass"].items() if k != "metadata"} == {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "d",
+        "volumeBindingMode": "WaitForFirstConsumer"}
+    assert found["CSINode"]["spec"]["drivers"][0]["allocatable"] == {"count": 2}
+    read = parse_cluster(render(objects), "snapshot")
+    assert [o["kind"] for o in read] == [o["kind"] for o in objects]

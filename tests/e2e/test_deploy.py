@@ -189,6 +189,11 @@ CLUSTER_RULES = [
     ("apps", "statefulsets", ["list", "watch"]),
     ("policy", "poddisruptionbudgets", ["list", "watch"]),
     ("events.k8s.io", "events", ["create", "patch"]),
+    ("", "persistentvolumeclaims", ["list", "watch"]),
+    ("", "persistentvolumes", ["list", "watch"]),
+    ("storage.k8s.io", "storageclasses", ["list", "watch"]),
+    ("storage.k8s.io", "csinodes", ["list", "watch"]),
+    ("storage.k8s.io", "csidrivers", ["list", "watch"]),
     ("scheduling.x-k8s.io", "podgroups", ["get", "list", "watch"]),
 ]
 NAMESPACED_RULES = [

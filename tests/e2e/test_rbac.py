@@ -39,6 +39,10 @@ ALLOWED = [
     ("watch", "apps", "statefulsets", "", ""),
     ("list", "policy", "poddisruptionbudgets", "", ""),
     ("watch", "policy", "poddisruptionbudgets", "", ""),
+    *((verb, "", resource, "", "") for verb in ("list", "watch")
+      for resource in ("persistentvolumeclaims", "persistentvolumes")),
+    *((verb, "storage.k8s.io", resource, "", "") for verb in ("list", "watch")
+      for resource in ("storageclasses", "csinodes", "csidrivers")),
     ("create", "events.k8s.io", "events", "", "default"),
     ("patch", "events.k8s.io", "events", "", "default"),
     ("create", "events.k8s.io", "events", "", NS),  # PolicyRejected on a ConfigMap

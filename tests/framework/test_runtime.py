@@ -238,3 +238,88 @@ def test_without_nodes_the_pod_is_told_so_before_pre_filter(tmp_path: Path) -> N
     message, _ = first_failure(tmp_path, [pre_filter_policy("a", rejecting("first"))],
                                nodes=0)
     assert message == "no nodes available to schedule pods"
+
+
+# --------------------------------------------------------------------------- volumes
+
+ZONE = "topology.kubernetes.io/zone"
+VOLUME_POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: volumes
+spec:
+  filter:
+  - name: bound
+    expression: podVolumes.all(v, v.claim.volumeName != '')
+    reason: pod has unbound immediate PersistentVolumeClaims
+  - name: zone
+    expression: podVolumes.all(v, v.persistentVolume.nodeAffinity.matches(node))
+    reason: node(s) didn't match PersistentVolume's node affinity
+  - name: limit
+    expression: >-
+      podVolumes.filter(v, v.persistentVolume.csiDriver != '').all(v,
+        node.attachedCSIVolumes[?v.persistentVolume.csiDriver].orValue(0) <
+        node.csiVolumeLimits[?v.persistentVolume.csiDriver].orValue(1000))
+    reason: node(s) exceed max volume count
+"""
+
+
+def claim(name: str, volume: str = "") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"volumeName": volume, "accessModes": ["ReadWriteOnce"]}}
+
+
+def volume(name: str, zone: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "csi": {"driver": "d", "volumeHandle": name},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": ZONE, "operator": "In", "values": [zone]}]}]}}}}
+
+
+def with_claim(name: str, claim_name: str, node: str | None = None) -> dict[str, Any]:
+    obj = pod(name, "db", node=node)
+    obj["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {
+        "claimName": claim_name}}]
+    return obj
+
+
+def zoned_node(name: str, zone: str) -> dict[str, Any]:
+    node = make_node(name)
+    node["metadata"]["labels"] = {HOSTNAME: name, ZONE: zone}
+    return node
+
+
+def test_pod_volumes_are_read_by_rules_and_a_binding_requeues(tmp_path: Path) -> None:
+    """podVolumes: a claim bound to a zonal volume pulls its pod to the zone; a node whose
+    CSINode limit its attached volumes reach is full; a pod whose claim is unbound is
+    unschedulable until the claim binds (a storage event requeues it at once)."""
+    csi_node = {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+                "metadata": {"name": "n2"},
+                "spec": {"drivers": [{"name": "d", "nodeID": "n2", "allocatable": {"count": 1}}]}}
+    s, backend, clock = scheduler(tmp_path, [
+        zoned_node("n2", "b"), zoned_node("n3", "b"), csi_node,
+        volume("pv-a", "a"), volume("pv-b", "b"), volume("pv-b2", "b"), volume("pv-c", "b"),
+        claim("a", "pv-a"), claim("b", "pv-b"), claim("b2", "pv-b2"), claim("late"),
+        with_claim("running", "b2", node="n2"),  # n2's one CSI volume is in use
+        with_claim("zone-a", "a"), with_claim("zone-b", "b"), with_claim("waits", "late")],
+        VOLUME_POLICY)
+    # n1 has no zone label: zone a is nowhere
+    info = s.cache.pod("default/zone-b")
+    assert info is not None
+    [view] = s.cycle_state(info, s.cache.snapshot()).base(
+        s.profiles[PROFILE].instances[0])["podVolumes"]
+    assert (view["claim"]["volumeName"], view["persistentVolume"]["csiDriver"]) == ("pv-b", "d")
+    outcomes = run(s, clock)
+    assert outcomes["default/zone-b"][0] == "n3"  # n2 is at its CSI limit
+    assert outcomes["default/zone-a"][0] is None
+    assert "didn't match PersistentVolume's node affinity" in str(outcomes["default/zone-a"][1])
+    assert outcomes["default/waits"][0] is None
+    assert "unbound immediate PersistentVolumeClaims" in str(outcomes["default/waits"][1])
+    backend.update_object(claim("late", "pv-c"))
+    s.sync()
+    # moved back by the claim's update, within the minute run() waits (not the five
+    # minutes an unschedulable pod waits without an event that may help it)
+    assert run(s, clock)["default/waits"][0] == "n3"

@@ -156,6 +156,8 @@ def node(name: str = "node-a", *, labels: Mapping[str, str] | None = None,
         "podCount": 0,
         "usedPorts": [],
         "images": dict(images or {}),
+        "csiVolumeLimits": {},
+        "attachedCSIVolumes": {},
         "metadata": {"name": name, "labels": all_labels},
         "spec": spec,
         "status": {"allocatable": {k: str(v) for k, v in alloc.items()}},
@@ -367,7 +369,8 @@ class Harness:
                  cluster: Cluster | None = None, *, now: int = 2000,
                  params: Mapping[str, Any] | None = None,
                  all_pods: Iterable[dict[str, Any]] | None = None,
-                 workload_selector: Mapping[str, Any] | None = None) -> None:
+                 workload_selector: Mapping[str, Any] | None = None,
+                 pod_volumes: Sequence[Mapping[str, Any]] = ()) -> None:
         self.policy = load(policy) if isinstance(policy, str) else policy
         self.pod = the_pod
         self.cluster = cluster or Cluster([])
@@ -378,6 +381,7 @@ class Harness:
             "podsWithAffinity": [p for p in pods if p["nodeName"] and has_pod_affinity(p)],
             "workloadSelector": workload_selector,
             "podGroupPods": _group_pods(the_pod, pods),
+            "podVolumes": list(pod_volumes),
         }
         self.base["variables"] = _Variables(self.policy, self.base)
         self.base["aggregates"] = _Aggregates(self.policy, self.base, self.cluster)

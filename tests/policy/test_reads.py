@@ -51,6 +51,11 @@ def reads(expression: str, *, point: str = "filter", variables: tuple[str, ...] 
     ("nodePods.all(p, p.labels == pod.labels)", {F.NODE_ADDED, F.PODS}),
     ("pod.podGroup.minMember > 1", {F.POD_GROUPS}),
     ("pod.labels.size() > 0 && now > 0 && pod.priority > 0", set()),
+    # claims, volumes and classes (storage events), a node's CSI volume counts
+    ("podVolumes.all(v, v.persistentVolume.nodeAffinity.matches(node))",
+     {F.NODE_ADDED, F.NODE_LABELS, F.STORAGE}),
+    ("node.attachedCSIVolumes[?'d'].orValue(0) < node.csiVolumeLimits[?'d'].orValue(9)",
+     {F.NODE_ADDED, F.NODE_USAGE, F.STORAGE}),
 ])
 def test_a_filter_reads_the_facts_its_fields_come_from(expression: str,
                                                        facts: set[Fact]) -> None:

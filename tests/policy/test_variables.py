@@ -15,7 +15,7 @@ ALL_SCOPES = [
 ]
 UNIVERSE = {v.NOW, v.POD, v.NODE, v.NODE_PODS, v.PODS, v.NODES, v.PODS_WITH_AFFINITY,
             v.WORKLOAD_SELECTOR, v.POD_GROUP_PODS, v.PARAMS, v.VARIABLES, v.A, v.B, v.VICTIM,
-            v.AGGREGATES, v.ITEM, v.COUNTED_POD, v.PRE_FILTER_RAN}
+            v.AGGREGATES, v.ITEM, v.COUNTED_POD, v.PRE_FILTER_RAN, v.POD_VOLUMES}
 NODE_LEVEL = [v.FILTER, v.SCORE, v.RESERVE, v.UNRESERVE, v.PERMIT, v.PRE_BIND, v.BIND,
               v.POST_BIND, v.POST_FILTER_VICTIMS]
 
@@ -115,3 +115,14 @@ def test_params_and_variables_are_objects_with_known_fields() -> None:
     for text in ("params.zon", "variables.ag"):
         with pytest.raises(CelCompileError):
             compile_expression(text, env)
+
+
+def test_pod_volumes_are_seen_from_pre_filter_on_and_explained_elsewhere() -> None:
+    """podVolumes comes from the cycle's snapshot: node-level points see it (it is per pod),
+    preEnqueue does not, and says why."""
+    for scope in (v.PRE_FILTER, v.FILTER, v.SCORE, v.PERMIT, v.VARIABLE):
+        compile_expression("podVolumes.all(v, v.claim.phase == 'Bound')", v.environment(scope),
+                           expected=(BOOL,))
+    assert reference_error("podVolumes.size() == 0", v.PRE_ENQUEUE) == (
+        "'podVolumes' is not available in preEnqueue: the pod's volumes come from the cycle's "
+        "snapshot: they are available from preFilter on and in spec.variables")
