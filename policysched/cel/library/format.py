@@ -17,7 +17,8 @@ from typing import Any
 from ..types import STRING, Type, list_of, optional_of
 from ..values import CelError, OptionalValue, TypeValue, no_such_overload, register_type
 from .function import Function, Overload, member_overload
-from .url import go_bytes, parse_request_uri
+from .go_text import go_bytes
+from .url import parse_request_uri
 
 FORMAT_TYPE = TypeValue("kubernetes.NamedFormat")
 FORMAT_T = Type("kubernetes.NamedFormat")

@@ -39,6 +39,7 @@ from ..types import LIST_DYN, STRING, Type
 from ..values import CelError, Duration, Timestamp, TypeValue, UInt, no_such_overload, type_name
 from .core import format_double
 from .function import Function, member_overload
+from .go_text import go_quote
 from .time import format_duration, format_timestamp, shortest_fixed
 
 MAX_SPEC_PRECISION = 100  # cel-go's default limit (strings version >= 5)
@@ -208,34 +209,6 @@ def _octal(v: Any, _precision: int | None) -> str:
 
 
 # --- Kubernetes: ext.Strings version 2 ---------------------------------------------------
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(s: str) -> str:
-    """Go's ``strconv.Quote``: double-quoted, printable characters as they are, the others
-    escaped (``\\n``, ``\\x01``, ``\\u00a0``, ``\\U0001f600``)."""
-    out = ['"']
-    for c in s:
-        escaped = _GO_ESCAPES.get(c)
-        if escaped is not None:
-            out.append(escaped)
-        elif c.isprintable():  # Go's unicode.IsPrint: L, M, N, P, S and the ASCII space
-            out.append(c)
-        else:
-            r = ord(c)
-            if r < 0x20 or r == 0x7F:
-                out.append(f"\\x{r:02x}")
-            elif 0xD800 <= r <= 0xDFFF:
-                out.append("\\ufffd")
-            elif r < 0x10000:
-                out.append(f"\\u{r:04x}")
-            else:
-                out.append(f"\\U{r:08x}")
-    out.append('"')
-    return "".join(out)
-
 
 def _bytes_text(v: bytes) -> str:
     try:

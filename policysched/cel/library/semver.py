@@ -22,6 +22,7 @@ from typing import Any
 from ..types import BOOL, INT, STRING, Type
 from ..values import CelError, TypeValue, no_such_overload, register_type
 from .function import Function, Overload
+from .go_text import go_quote
 
 SEMVER_T = Type("kubernetes.Semver")
 
@@ -86,46 +87,23 @@ register_type(Semver, TypeValue("kubernetes.Semver"), Semver.identity)
 # --------------------------------------------------------------------------- parsing
 
 
-def go_quoted(s: str) -> str:
-    """``s`` as Go's ``%q`` (``strconv.Quote``) shows it."""
-    out = []
-    for ch in s:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch.isprintable():
-            out.append(ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return '"' + "".join(out) + '"'
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v"}
-
-
 def _number(s: str, what: str) -> int:
     """A major / minor / patch number (``containsOnly``, no leading zero, ``ParseUint``)."""
     if not set(s) <= _NUMBERS:
-        raise CelError(f"Invalid character(s) found in {what} number {go_quoted(s)}")
+        raise CelError(f"Invalid character(s) found in {what} number {go_quote(s)}")
     if len(s) > 1 and s[0] == "0":
         raise CelError(f"{what.capitalize()} number must not contain leading zeroes "
-                       f"{go_quoted(s)}")
+                       f"{go_quote(s)}")
     return _parse_uint(s)
 
 
 def _parse_uint(s: str) -> int:
     """Go's ``strconv.ParseUint(s, 10, 64)`` of ASCII digits."""
     if not s:
-        raise CelError(f"strconv.ParseUint: parsing {go_quoted(s)}: invalid syntax")
+        raise CelError(f"strconv.ParseUint: parsing {go_quote(s)}: invalid syntax")
     n = int(s)
     if n > _UINT64_MAX:
-        raise CelError(f"strconv.ParseUint: parsing {go_quoted(s)}: value out of range")
+        raise CelError(f"strconv.ParseUint: parsing {go_quote(s)}: value out of range")
     return n
 
 
@@ -135,11 +113,11 @@ def _prerelease(s: str) -> int | str:
     if set(s) <= _NUMBERS:
         if len(s) > 1 and s[0] == "0":
             raise CelError("Numeric PreRelease version must not contain leading zeroes "
-                           f"{go_quoted(s)}")
+                           f"{go_quote(s)}")
         return _parse_uint(s)
     if set(s) <= _ALPHANUMERIC:
         return s
-    raise CelError(f"Invalid character(s) found in prerelease {go_quoted(s)}")
+    raise CelError(f"Invalid character(s) found in prerelease {go_quote(s)}")
 
 
 def parse(s: str) -> Semver:
@@ -161,7 +139,7 @@ def parse(s: str) -> Semver:
         if not b:
             raise CelError("Build meta data is empty")
         if not set(b) <= _ALPHANUMERIC:
-            raise CelError(f"Invalid character(s) found in build meta data {go_quoted(b)}")
+            raise CelError(f"Invalid character(s) found in build meta data {go_quote(b)}")
     return Semver(major, minor, patch_number, prerelease, tuple(build))
 
 

@@ -20,54 +20,17 @@ literals do here). Kubernetes has no such validator: there the call fails when e
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 from ..types import BOOL, STRING, Type, list_of, map_of
 from ..values import CelError, TypeValue, no_such_overload, register_type
 from .function import Function, Overload, member_overload
+from .go_text import go_bytes, go_quote
 
 URL_TYPE = TypeValue("kubernetes.URL")
 URL_T = Type("kubernetes.URL")
 
 # --------------------------------------------------------------------------- Go helpers
-
-
-def go_bytes(s: str) -> bytes:
-    """The Go string (UTF-8 bytes) of a CEL string. A lone surrogate (which JSON can carry
-    into a Python string) is U+FFFD, as Go's JSON decoding makes it."""
-    try:
-        return s.encode()
-    except UnicodeEncodeError:
-        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in s).encode()
-
-
-def go_quote(s: str | bytes) -> str:
-    """Go's ``strconv.Quote``: a double-quoted Go string literal (``%q``)."""
-    data = go_bytes(s) if isinstance(s, str) else s
-    out = ['"']
-    text = data.decode("utf-8", errors="surrogateescape")
-    for ch in text:
-        r = ord(ch)
-        if 0xDC80 <= r <= 0xDCFF:  # a byte that is not UTF-8
-            out.append(f"\\x{r - 0xDC00:02x}")
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch == " " or (r >= 0x20 and r != 0x7F
-                           and unicodedata.category(ch)[0] in "LMNPS"):
-            out.append(ch)
-        elif r < 0x20 or r == 0x7F:
-            out.append(f"\\x{r:02x}")
-        elif r < 0x10000:
-            out.append(f"\\u{r:04x}")
-        else:
-            out.append(f"\\U{r:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-               "\v": "\\v", "\\": "\\\\", '"': '\\"'}
 
 
 def _text(b: bytes) -> str:

@@ -179,11 +179,6 @@ def test_kubernetes_format_validator_accepts_mixed_literals() -> None:
     assert compile_expression(expr, Environment()).evaluate({}) == 'x is 1, 2.2% and [1, "a"]'
 
 
-def test_go_quote() -> None:
-    assert F.go_quote('a"b\\c\n\x7f\u00ad\U0001f600\u200b') == (
-        '"a\\"b\\\\c\\n\\x7f\\u00ad😀\\u200b"')
-
-
 # --- the CEL specification -----------------------------------------------------------------
 
 TS = Timestamp(1675467080 * NANOS)  # 2023-02-03T23:31:20Z

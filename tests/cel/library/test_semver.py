@@ -11,7 +11,7 @@ import pytest
 
 from policysched.cel import CelCompileError, Environment, compile_expression
 from policysched.cel.library import semver
-from policysched.cel.library.semver import Semver, go_quoted, parse, parse_normalized
+from policysched.cel.library.semver import Semver, parse, parse_normalized
 from policysched.cel.types import STRING
 from policysched.cel.values import CelError
 
@@ -124,10 +124,6 @@ def test_normalized_parse_errors(text: str, message: str) -> None:
     with pytest.raises(CelError) as info:
         parse_normalized(text)
     assert info.value.message == message
-
-
-def test_go_quoting() -> None:
-    assert go_quoted('a"b\\c\n\x01\u00a0\u00e9') == '"a\\"b\\\\c\\n\\x01\\u00a0\u00e9"'
 
 
 def test_literals_no_form_accepts_are_compile_errors() -> None:

@@ -183,12 +183,6 @@ def test_a_lone_surrogate_is_go_s_replacement_character() -> None:
     assert evaluate("format.dns1123Label().validate(s).hasValue()", s="\ud800") is True
 
 
-def test_go_quote() -> None:
-    assert url.go_quote("a\"b\\c\n") == '"a\\"b\\\\c\\n"'
-    assert url.go_quote("é\u00ad\U0001f600\x7f") == '"é\\u00ad\U0001f600\\x7f"'
-    assert url.go_quote(b"\xff") == '"\\xff"'
-
-
 def test_cost_is_a_string_traversal() -> None:
     short = compile_expression("url('/a').getHost()", ENV).cost
     long = compile_expression("url('/" + "a" * 400 + "').getHost()", ENV).cost
