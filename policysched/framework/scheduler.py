@@ -183,6 +183,9 @@ class Scheduler:
     """One scheduler over one backend: its cache, queue and waiting room, the scheduling
     cycle, and the binding cycle and event handlers it delegates to (see the module)."""
 
+    # PolicyAudit events on the pods (a shadow, which writes nothing, counts findings only)
+    records_audit_events = True
+
     def __init__(self, backend: Backend, profiles: Mapping[str, Framework],
                  settings: EngineSettings | None = None,
                  observe_extension_point: ExtensionPointObserver | None = None, *,
@@ -789,7 +792,7 @@ class Scheduler:
                     self.on_audit(fwk.scheduler_name, finding)
                 except Exception:
                     log.exception(messages.LOG_AUDIT_OBSERVER_FAILED)
-            if self.audit_events.due(pod.key, finding, now):
+            if self.records_audit_events and self.audit_events.due(pod.key, finding, now):
                 due.setdefault((finding.point, finding.event_type), []).append(finding.text)
         for (point, event_type), texts in due.items():
             self.backend.record_event(

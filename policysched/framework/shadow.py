@@ -43,7 +43,7 @@ from typing import Any, Final
 from ..model.clock import Clock
 from ..model.events import ClusterEvent
 from ..model.objects import ObjectError, PodGroupSpec, PodInfo, pod_key
-from . import audit, messages
+from . import messages
 from .backend import Backend, BindOutcome, BindRequest
 from .preemption import Candidate
 from .runtime import Framework
@@ -228,6 +228,7 @@ class _Outcome:
 class ShadowScheduler(Scheduler):
     """A ``Scheduler`` that judges another scheduler's pods (see the module)."""
 
+    records_audit_events = False  # audit findings reach the metrics only
     def __init__(self, backend: Backend, profiles: Mapping[str, Framework],
                  settings: EngineSettings | None = None,
                  observe_extension_point: ExtensionPointObserver | None = None, *,
@@ -372,17 +373,6 @@ class ShadowScheduler(Scheduler):
         elif watched.order is None:
             watched.order = (-pod.priority, next(self._arrivals))
             heapq.heappush(self._queue_order, (watched.order, key))
-
-    def report_audits(self, pod: PodInfo, fwk: Framework,
-                      findings: Sequence[audit.AuditFinding]) -> None:
-        """Audit findings go to ``on_audit`` (the metrics) only: a shadow writes no
-        PolicyAudit event."""
-        for finding in findings:
-            if self.on_audit is not None:
-                try:
-                    self.on_audit(fwk.scheduler_name, finding)
-                except Exception:
-                    log.exception(messages.LOG_AUDIT_OBSERVER_FAILED)
 
     def verdict(self, pod: PodInfo) -> Verdict:
         """What the shadow would decide for ``pod`` (of a served schedulerName) now: its
