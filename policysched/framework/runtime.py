@@ -342,7 +342,7 @@ class _NodeActivation(dict[str, Any]):
     was not computed yet (``podVolumes``, ``pods`` …: ``Activation``'s lazy lists) read
     from that activation, which computes it once for every node."""
 
-    base: dict[str, Any] = {}  # noqa: RUF012 - set per policy by Framework._run_filter
+    base: dict[str, Any] = {}
 
     def __missing__(self, name: str) -> Any:
         return self.base[name]
