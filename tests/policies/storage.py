@@ -103,13 +103,27 @@ class StorageCase:
 
     def __init__(self, policy: str, objects: Sequence[dict[str, Any]]) -> None:
         engine = load_engine([str(POLICIES / f"{policy}.yaml")], POLICIES_ONLY)
-        self.backend = MemoryBackend(list(objects), SimulatedClock(0))
+        self.clock = SimulatedClock(0)
+        self.backend = MemoryBackend(list(objects), self.clock)
         self.scheduler = Scheduler(self.backend, engine.frameworks, engine.settings)
         self.scheduler.sync()
 
     @property
     def framework(self) -> Framework:
         return self.scheduler.profiles["policysched"]
+
+    def run(self) -> dict[str, str | None]:
+        """Schedule until nothing is due within a minute (an unschedulable pod that no
+        event moves waits five); pod key -> its node (None: unscheduled)."""
+        s, end = self.scheduler, self.clock.now() + 60
+        while True:
+            while s.schedule_one():
+                s.sync()
+            wakeup = s.next_wakeup()
+            if wakeup is None or wakeup > end:
+                return {key: record.node for key, record in s.records.items()}
+            self.clock.advance_to(max(wakeup, self.clock.now()))
+            s.advance()
 
     def verdict(self, pod_key: str) -> Verdict:
         s = self.scheduler

@@ -155,3 +155,13 @@ def test_claim_users_follow_binds_and_deletions() -> None:
     case.backend.delete_object("Pod", "other")
     case.scheduler.sync()
     assert case.verdict("default/new").on("n1") == OK
+
+
+def test_the_deletion_of_the_claims_user_requeues_the_pod_at_once() -> None:
+    """The read-write-once-pod rule reads which pods use the claim: the deletion of its
+    user moves the pod back (not the five-minute flush)."""
+    case = rwop_cluster(pod("running", uses("rwop"), node="n1"))
+    assert case.run()["default/new"] is None
+    case.backend.delete_object("Pod", "running")
+    case.scheduler.sync()
+    assert case.run()["default/new"] in {"n1", "n2"}
