@@ -165,3 +165,26 @@ def test_the_deletion_of_the_claims_user_requeues_the_pod_at_once() -> None:
     case.backend.delete_object("Pod", "running")
     case.scheduler.sync()
     assert case.run()["default/new"] in {"n1", "n2"}
+
+
+def test_a_pod_nominated_to_a_node_holds_its_claim_and_disks_there() -> None:
+    """kube's AddPod (RunFilterPluginsWithNominatedPods): a nominated pod's claims and
+    disks count on its node, not elsewhere."""
+    from policysched.framework.evaluator import filter_with_nominated
+
+    case = StorageCase("volume-restrictions", [
+        node("n1"), node("n2"), claim("rwop", modes=["ReadWriteOncePod"]),
+        pod("nominated", uses("rwop"), gce("foo")), pod("new", uses("rwop")),
+        pod("disk", gce("foo"))])
+    s = case.scheduler
+    snapshot = s.cache.snapshot()
+    nominated = s.cache.pod("default/nominated")
+    assert nominated is not None
+    n1, n2 = snapshot.nodes
+    for key, reason in (("default/new", RWOP), ("default/disk", DISK)):
+        info = s.cache.pod(key)
+        assert info is not None
+        state = s.cycle_state(info, snapshot)
+        assert filter_with_nominated(case.framework, state, n1, [nominated]).reasons == (
+            reason,)
+        assert filter_with_nominated(case.framework, state, n2, []).is_success
