@@ -15,7 +15,10 @@ Rules (those of kube-scheduler's cache):
   deleting a node keeps its pods;
 * a node counts the unique CSI volumes of its pods per driver (NodeVolumeLimits' count:
   ``StorageObjects.attached_csi_volumes``), kept up to date as pods are placed and as the
-  claims, volumes and classes they use change. Only pods with volumes cost anything.
+  claims, volumes and classes they use change. Only pods with volumes cost anything;
+* which nodes' pods use each claim through a ``persistentVolumeClaim`` volume (kube's
+  NodeInfo.PVCRefCounts over all nodes, VolumeRestrictions' ReadWriteOncePod check) is an
+  index brought up to date at each snapshot from the nodes that changed.
 
 Not thread-safe: the engine applies events and takes snapshots from one thread.
 """
@@ -116,6 +119,14 @@ def _volumes_of(pod_volumes: Mapping[str, tuple[PodVolume, ...]], pod_key: str
     return pod_volumes.get(pod_key, ())
 
 
+def _no_claim_nodes(claim_key: str) -> tuple[str, ...]:
+    return ()
+
+
+def _nodes_using(index: Mapping[str, tuple[str, ...]], claim_key: str) -> tuple[str, ...]:
+    return index.get(claim_key, ())
+
+
 
 
 def _default_selector(workloads: Workloads, pod: PodInfo) -> dict[str, Any] | None:
@@ -156,6 +167,10 @@ class Snapshot:
     # the volumes of a pod ("namespace/name") that refer to claims or CSI drivers
     pod_volumes: Callable[[str], tuple[PodVolume, ...]] = field(default=_no_volumes,
                                                                  repr=False)
+    # the nodes (sorted) whose pods use a claim ("namespace/name") through a
+    # persistentVolumeClaim volume
+    claim_nodes: Callable[[str], tuple[str, ...]] = field(default=_no_claim_nodes,
+                                                          repr=False)
     _pod_infos: list[PodInfo] | None = field(default=None, init=False, repr=False)
     _pod_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
     _node_views: list[dict[str, Any]] | None = field(default=None, init=False, repr=False)
@@ -194,7 +209,9 @@ class Snapshot:
         """The pod's volumes with their claims, bound PersistentVolumes and classes
         (``StorageObjects.volume_views``); [] for a pod without any."""
         volumes = self.pod_volumes(pod.key)
-        return self.storage.volume_views(pod.namespace, volumes) if volumes else []
+        if not volumes:
+            return []
+        return self.storage.volume_views(pod.namespace, volumes, self.claim_nodes)
 
     def node_views(self) -> list[dict[str, Any]]:
         """The CEL ``nodes`` list."""
@@ -237,6 +254,10 @@ class Cache:
         self._storage_view: StorageObjects | None = NO_STORAGE  # None: stale
         self._pod_volumes: dict[str, tuple[PodVolume, ...]] = {}  # pods with volumes only
         self._recount = False  # claims, volumes or classes changed since the last recount
+        # claim key -> the nodes whose pods use it (sorted; replaced, never changed in
+        # place), and each node's usedClaims as last indexed
+        self._claim_nodes: dict[str, tuple[str, ...]] = {}
+        self._indexed_claims: dict[str, dict[str, int]] = {}
 
     # ------------------------------------------------------------------ events
 
@@ -320,7 +341,7 @@ class Cache:
         else:
             info = NodeInfo.of(event.obj)
             for pod in self._orphans.pop(info.name, {}).values():
-                info.add_pod(pod, self._csi_volumes(pod))
+                info.add_pod(pod, self._csi_volumes(pod), self._pod_volumes.get(pod.key, ()))
             self._nodes[info.name] = info
             if info.name in self._storage[CSI_NODE]:
                 self._set_csi_limits(info.name)
@@ -433,8 +454,31 @@ class Cache:
                 continue
             csi = self._csi_volumes(counted)
             if csi != node.pod_csi_volumes.get(key, {}):
-                node.add_pod(counted, csi)
+                node.add_pod(counted, csi, self._pod_volumes.get(key, ()))
                 self._dirty.add(node.name)
+
+    def _index_claims(self) -> None:
+        """Bring ``_claim_nodes`` up to date with the nodes changed since the last
+        snapshot (every node after nodes were added or deleted)."""
+        names = (set(self._nodes) | set(self._indexed_claims) if self._restructured
+                 else self._dirty)
+        for name in names:
+            node = self._nodes.get(name)
+            now: dict[str, int] = node.view["usedClaims"] if node is not None else {}
+            before = self._indexed_claims.get(name, {})
+            if now == before:
+                continue
+            for claim in before.keys() ^ now.keys():
+                nodes = set(self._claim_nodes.get(claim, ()))
+                nodes.symmetric_difference_update((name,))
+                if nodes:
+                    self._claim_nodes[claim] = tuple(sorted(nodes))
+                else:
+                    self._claim_nodes.pop(claim, None)
+            if now:
+                self._indexed_claims[name] = dict(now)
+            else:
+                self._indexed_claims.pop(name, None)
 
     def disruption_budgets(self) -> tuple[DisruptionBudget, ...]:
         return tuple(self._budgets.values())
@@ -543,6 +587,7 @@ class Cache:
         the changes, except after nodes were added or deleted)."""
         if self._recount:
             self._recount_csi_volumes()
+        self._index_claims()
         previous = self._snapshot
         if previous is not None and previous.generation == self.generation:
             return previous
@@ -580,7 +625,7 @@ class Cache:
         self._unplace(pod.key)
         node = self._nodes.get(node_name)
         if node is not None:
-            node.add_pod(pod, self._csi_volumes(pod))
+            node.add_pod(pod, self._csi_volumes(pod), self._pod_volumes.get(pod.key, ()))
             self._dirty.add(node_name)
         else:
             self._orphans.setdefault(node_name, {})[pod.key] = pod
@@ -617,7 +662,8 @@ class Cache:
                 "group_members": self._group_members.__getitem__,
                 "disruption_budgets": self.disruption_budgets(),
                 "storage": self.storage(),
-                "pod_volumes": partial(_volumes_of, self._pod_volumes)}
+                "pod_volumes": partial(_volumes_of, self._pod_volumes),
+                "claim_nodes": partial(_nodes_using, self._claim_nodes)}
 
     def _count_member(self, old: PodInfo | None, new: PodInfo | None) -> None:
         """Keep ``_group_members`` (pods per pod-group label) as ``old`` becomes ``new``."""

@@ -11,8 +11,14 @@ cpu and memory counted as kube-scheduler's ``NodeInfo.NonZeroRequested`` counts 
 container without a cpu / memory request counts 100m / 200Mi; ``PodInfo.non_zero``): what
 NodeResourcesFit's scoring reads. ``view["attachedCSIVolumes"]`` counts, per CSI driver,
 the unique volumes the pods use (each reference-counted by the pods that use it:
-NodeVolumeLimits' count); ``view["csiVolumeLimits"]`` is the node's CSINode's, set by the
-cache.
+NodeVolumeLimits' count), ``view["csiVolumes"]`` names them (unique name -> driver);
+``view["csiVolumeLimits"]`` is the node's CSINode's, set by the cache. For
+VolumeRestrictions, ``view["usedDisks"]`` lists the distinct inline disks of the pods
+(``model.volumes.Disk``, reference-counted as ports are) and ``view["usedClaims"]`` counts
+the pods' ``persistentVolumeClaim`` references per claim key (kube's PVCRefCounts).
+
+A copy (``clone``) remembers what the pods it loses used, so that a pod added back without
+its volumes (preemption's reprieve) counts them again.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from ..model.objects import (
     node_view,
 )
 from ..model.resources import NON_ZERO_DEFAULTS
+from ..model.volumes import Disk, PodVolume
 
 _generations = itertools.count(1)
 
@@ -62,6 +69,14 @@ class NodeInfo:
     csi_volumes: dict[str, str] = field(default_factory=dict)
     csi_volume_users: Counter[str] = field(default_factory=Counter)
     pod_csi_volumes: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    # VolumeRestrictions' inputs: the volumes of the pods with disks or claim references
+    pod_volume_refs: dict[str, tuple[PodVolume, ...]] = field(default_factory=dict)
+    disk_counts: Counter[Disk] = field(default_factory=Counter)
+    # a copy's record of the volumes of the pods it no longer counts (None: not a copy)
+    departed: dict[str, tuple[Mapping[str, str], tuple[PodVolume, ...]]] | None = None
+
+    def __post_init__(self) -> None:
+        self.view["csiVolumes"] = self.csi_volumes  # kept up to date with it
 
     @classmethod
     def of(cls, obj: dict[str, Any]) -> NodeInfo:
@@ -89,12 +104,17 @@ class NodeInfo:
     def used_ports(self) -> list[dict[str, Any]]:
         return self.view["usedPorts"]
 
-    def add_pod(self, pod: PodInfo, csi_volumes: Mapping[str, str] | None = None) -> None:
+    def add_pod(self, pod: PodInfo, csi_volumes: Mapping[str, str] | None = None,
+                volumes: tuple[PodVolume, ...] | None = None) -> None:
         """Count ``pod`` on this node (replacing a pod with the same key), with the CSI
-        volumes it uses (unique volume name -> driver; ``StorageObjects.attached_csi_volumes``)."""
+        volumes it uses (unique volume name -> driver; ``StorageObjects.attached_csi_volumes``)
+        and its ``volumes`` (``model.volumes.pod_volumes``). On a copy, a pod added without
+        either that the copy counted before counts what it used then."""
         if pod.key in self.pods:
             self.remove_pod(pod)
         self.pods[pod.key] = pod
+        if csi_volumes is None and volumes is None and self.departed is not None:
+            csi_volumes, volumes = self.departed.pop(pod.key, (None, None))
         if csi_volumes:
             self.pod_csi_volumes[pod.key] = csi_volumes
             attached = self.view["attachedCSIVolumes"]
@@ -103,6 +123,8 @@ class NodeInfo:
                 if self.csi_volume_users[unique] == 1:
                     self.csi_volumes[unique] = driver
                     attached[driver] = attached.get(driver, 0) + 1
+        if volumes:
+            self._add_volume_refs(pod.key, volumes)
         self.pod_views.append(pod.view)
         allocatable, requested, free = self.allocatable, self.requested, self.free
         for resource, amount in pod.requests.items():
@@ -131,11 +153,15 @@ class NodeInfo:
         counted = self.pods.pop(pod.key, None)
         if counted is None:
             return None
-        for unique in self.pod_csi_volumes.pop(pod.key, ()):
+        csi_volumes = self.pod_csi_volumes.pop(pod.key, {})
+        for unique in csi_volumes:
             self.csi_volume_users[unique] -= 1
             if not self.csi_volume_users[unique]:
                 del self.csi_volume_users[unique]
                 self._detach(self.csi_volumes.pop(unique))
+        volumes = self._remove_volume_refs(pod.key)
+        if self.departed is not None:
+            self.departed[pod.key] = (csi_volumes, volumes)
         for i, view in enumerate(self.pod_views):
             if view is counted.view:
                 del self.pod_views[i]
@@ -178,7 +204,8 @@ class NodeInfo:
         view["requested"], view["free"] = requested, free
         view["usedPorts"] = self.used_ports
         view["csiVolumeLimits"] = self.view["csiVolumeLimits"]
-        view["attachedCSIVolumes"] = self.view["attachedCSIVolumes"]
+        for name in ("attachedCSIVolumes", "csiVolumes", "usedDisks", "usedClaims"):
+            view[name] = self.view[name]
         self.name, self.obj, self.view = view["name"], obj, view
         self._refresh_totals(allocatable, requested, free)
         self.generation = next_generation()
@@ -191,6 +218,9 @@ class NodeInfo:
         view["free"] = dict(self.free)
         view["usedPorts"] = list(self.used_ports)
         view["attachedCSIVolumes"] = dict(view["attachedCSIVolumes"])
+        csi_volumes = dict(self.csi_volumes)
+        view["usedDisks"] = list(view["usedDisks"])
+        view["usedClaims"] = dict(view["usedClaims"])
         return NodeInfo(
             name=self.name,
             obj=self.obj,
@@ -201,9 +231,12 @@ class NodeInfo:
             usage=dict(self.usage),
             non_zero_usage=dict(self.non_zero_usage),
             port_counts=Counter(self.port_counts),
-            csi_volumes=dict(self.csi_volumes),
+            csi_volumes=csi_volumes,
             csi_volume_users=Counter(self.csi_volume_users),
             pod_csi_volumes=dict(self.pod_csi_volumes),
+            pod_volume_refs=dict(self.pod_volume_refs),
+            disk_counts=Counter(self.disk_counts),
+            departed={},
         )
 
     def attached_csi_volumes(self) -> dict[str, int]:
@@ -214,6 +247,41 @@ class NodeInfo:
         """The node's CSINode changed: its volume limit per driver."""
         self.view["csiVolumeLimits"] = dict(limits)
         self.generation = next_generation()
+
+    def _add_volume_refs(self, key: str, volumes: tuple[PodVolume, ...]) -> None:
+        """Count the pod's inline disks and claim references."""
+        refs = tuple(v for v in volumes if v.disk is not None or v.claim_reference)
+        if not refs:
+            return
+        self.pod_volume_refs[key] = refs
+        claims = self.view["usedClaims"]
+        namespace = key.partition("/")[0]
+        for volume in refs:
+            if volume.disk is not None:
+                self.disk_counts[volume.disk] += 1
+                if self.disk_counts[volume.disk] == 1:
+                    self.view["usedDisks"].append(volume.disk.view())
+            else:
+                claim = f"{namespace}/{volume.claim}"
+                claims[claim] = claims.get(claim, 0) + 1
+
+    def _remove_volume_refs(self, key: str) -> tuple[PodVolume, ...]:
+        """Stop counting the pod's inline disks and claim references; returns its volumes."""
+        refs = self.pod_volume_refs.pop(key, ())
+        claims = self.view["usedClaims"]
+        namespace = key.partition("/")[0]
+        for volume in refs:
+            if volume.disk is not None:
+                self.disk_counts[volume.disk] -= 1
+                if not self.disk_counts[volume.disk]:
+                    del self.disk_counts[volume.disk]
+                    self.view["usedDisks"].remove(volume.disk.view())
+            else:
+                claim = f"{namespace}/{volume.claim}"
+                claims[claim] -= 1
+                if not claims[claim]:
+                    del claims[claim]
+        return refs
 
     def _detach(self, driver: str) -> None:
         attached = self.view["attachedCSIVolumes"]

@@ -273,6 +273,7 @@ TYPE_PATHS = {
     v.PERSISTENT_VOLUME_TYPE.name: "podVolumes[0].persistentVolume",
     v.STORAGE_CLASS_TYPE.name: "podVolumes[0].storageClass",
     v.TOPOLOGY_REQUIREMENT_TYPE.name: "podVolumes[0].storageClass.allowedTopologies[0][0]",
+    v.DISK_TYPE.name: "podVolumes[0].disk",
 }
 
 # the function libraries, in the order the reference lists them

@@ -105,15 +105,24 @@ def filter_with_nominated(fwk: Framework, state: CycleState, node: NodeInfo,
     they pass, again without them (a pod may need a nominated pod not to be there, as an
     affinity to a pod that may go elsewhere); the first failure, else Success."""
     if nominated:
-        status = fwk.run_filter(state, with_pods(node, nominated), plan=plan)
+        snapshot = state.cluster.snapshot if state.cluster is not None else None
+        status = fwk.run_filter(state, with_pods(node, nominated, snapshot), plan=plan)
         if not status.is_success:
             return status
     return fwk.run_filter(state, node, plan=plan)
 
 
-def with_pods(node: NodeInfo, pods: Sequence[PodInfo]) -> NodeInfo:
-    """A copy of ``node`` with ``pods`` counted on it as well."""
+def with_pods(node: NodeInfo, pods: Sequence[PodInfo], snapshot: Snapshot | None = None
+              ) -> NodeInfo:
+    """A copy of ``node`` with ``pods`` counted on it as well, with their volumes as
+    ``snapshot`` has them (their CSI volumes, inline disks and claims count there)."""
     copy = node.clone()
     for pod in pods:
-        copy.add_pod(pod)
+        volumes = snapshot.pod_volumes(pod.key) if snapshot is not None else ()
+        if volumes:
+            assert snapshot is not None
+            copy.add_pod(pod, snapshot.storage.attached_csi_volumes(pod.namespace, volumes),
+                         volumes)
+        else:
+            copy.add_pod(pod)
     return copy

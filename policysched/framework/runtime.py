@@ -337,6 +337,17 @@ class Activation(dict[str, Any]):
         return copied
 
 
+class _NodeActivation(dict[str, Any]):
+    """A filter's activation on one node: its policy's pod-level values copied, and what
+    was not computed yet (``podVolumes``, ``pods`` …: ``Activation``'s lazy lists) read
+    from that activation, which computes it once for every node."""
+
+    base: dict[str, Any] = {}
+
+    def __missing__(self, name: str) -> Any:
+        return self.base[name]
+
+
 @dataclass(frozen=True)
 class AuditedRule:
     """A rule in audit mode (framework/audit.py), with a profile of its own in which it is
@@ -643,11 +654,12 @@ class Framework:
 
     @staticmethod
     def _run_filter(node: NodeInfo, plan: list[tuple[FilterRule, dict[str, Any]]]) -> Status:
-        act: dict[str, Any] = {}
+        act = _NodeActivation()
         current: dict[str, Any] | None = None
         for rule, base in plan:
             if base is not current:  # next policy: its params, variables, ...
                 act.update(base)
+                act.base = base
                 act["node"] = node.view
                 act["nodePods"] = node.pod_views
                 current = base

@@ -289,7 +289,7 @@ class NodeEvaluator:
             for name, others in nominated.items():
                 node = snapshot.node(name)
                 if node is not None:
-                    status = fwk.run_filter(state, with_pods(node, others), plan=plan)
+                    status = fwk.run_filter(state, with_pods(node, others, snapshot), plan=plan)
                     if not status.is_success:
                         overrides[snapshot.index[name]] = status
         ok, failed = first[order] < 0, errors[order]

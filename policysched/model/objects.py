@@ -662,6 +662,9 @@ def node_view(obj: dict[str, Any]) -> dict[str, Any]:
         # from the node's CSINode and its pods' volumes (the cache fills them)
         "csiVolumeLimits": {},
         "attachedCSIVolumes": {},
+        "csiVolumes": {},
+        "usedDisks": [],
+        "usedClaims": {},
         "metadata": metadata,
         "spec": spec,
         "status": status,

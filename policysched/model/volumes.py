@@ -17,6 +17,11 @@ under its class's provisioner with a handle made of its namespace and name
 (``csi_volume``). Volumes of in-tree plugins that CSI migration would translate are not
 counted (deviation: no CSI translation library).
 
+VolumeRestrictions reads a pod's inline disks (``Disk``: GCE persistent disks, AWS EBS
+volumes, iSCSI and RBD volumes, the in-tree sources kube v1.34's isVolumeConflict still
+compares) and, for ReadWriteOncePod claims, which nodes' pods use a claim (the cache's
+index, kube's NodeInfo.PVCRefCounts summed over the nodes).
+
 A malformed object raises ``ObjectError`` naming the field.
 """
 
@@ -107,6 +112,26 @@ class VolumeInfo:
     phase: str
 
 
+# the PersistentVolume labels VolumeZone reads (volumezone.topologyLabels)
+TOPOLOGY_LABELS = ("failure-domain.beta.kubernetes.io/zone",
+                   "failure-domain.beta.kubernetes.io/region",
+                   "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+ZONE_SEPARATOR = "__"  # volumehelpers' LabelMultiZoneDelimiter
+
+
+def volume_topology(labels: Mapping[str, str]) -> dict[str, list[str]]:
+    """VolumeZone's getPVTopologies: each topology label of a volume to its zones
+    (volumehelpers.LabelZonesToSet: split on ``__``, spaces trimmed; a value with an empty
+    zone does not parse and is left out)."""
+    found = {}
+    for key in TOPOLOGY_LABELS:
+        if key in labels:
+            zones = [z.strip() for z in labels[key].split(ZONE_SEPARATOR)]
+            if all(zones):
+                found[key] = sorted(set(zones))
+    return found
+
+
 @dataclass(frozen=True)
 class TopologyRequirement:
     """One ``matchLabelExpressions`` entry of a StorageClass's allowed topology term: the
@@ -151,17 +176,49 @@ class CSIDriverInfo:
     attach_required: bool
 
 
+GCE_PERSISTENT_DISK: Final = "gcePersistentDisk"
+AWS_ELASTIC_BLOCK_STORE: Final = "awsElasticBlockStore"
+ISCSI: Final = "iscsi"
+RBD: Final = "rbd"
+DISK_KINDS = (GCE_PERSISTENT_DISK, AWS_ELASTIC_BLOCK_STORE, ISCSI, RBD)
+RBD_DEFAULT_POOL = "rbd"  # the API's default for rbd.pool
+
+
+@dataclass(frozen=True)
+class Disk:
+    """An inline disk of a pod as VolumeRestrictions compares them (isVolumeConflict):
+    ``kind`` (the volume source's field name), ``id`` (a GCE disk's ``pdName``, an EBS
+    ``volumeID``, an iSCSI ``iqn``, an RBD ``pool/image``), ``read_only`` and, for RBD,
+    the Ceph ``monitors``."""
+
+    kind: str
+    id: str
+    read_only: bool
+    monitors: tuple[str, ...] = ()
+
+    def view(self) -> dict[str, Any]:
+        """The CEL ``policysched.Disk``."""
+        return {"kind": self.kind, "id": self.id, "readOnly": self.read_only,
+                "monitors": list(self.monitors)}
+
+
 @dataclass(frozen=True)
 class PodVolume:
     """A volume of a pod that refers to a claim (``persistentVolumeClaim``, or
-    ``ephemeral``, whose claim is ``<pod>-<volume>``), or an inline CSI volume
-    (``csi_driver`` set, no claim)."""
+    ``ephemeral``, whose claim is ``<pod>-<volume>``), an inline CSI volume
+    (``csi_driver`` set, no claim), or an inline disk (``disk`` set, no claim)."""
 
     name: str
     claim: str  # the claim's name in the pod's namespace; '' for an inline volume
     read_only: bool = False
     ephemeral: bool = False
     csi_driver: str = ""
+    disk: Disk | None = None
+
+    @property
+    def claim_reference(self) -> bool:
+        """A ``persistentVolumeClaim`` volume: what kube's PVCRefCounts count."""
+        return bool(self.claim) and not self.ephemeral
 
 
 def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
@@ -304,9 +361,34 @@ def csi_driver_info(obj: dict[str, Any]) -> CSIDriverInfo:
         _get_map(obj, "spec", ""), "attachRequired", "spec", default=True))
 
 
+def _disk(volume: dict[str, Any], path: str) -> Disk | None:
+    """The inline disk of a volume, None for another source."""
+    for kind in DISK_KINDS:
+        if volume.get(kind) is None:
+            continue
+        source_path = child_path(path, kind)
+        source = _get_map(volume, kind, path)
+        read_only = _get_bool(source, "readOnly", source_path)
+        if kind == GCE_PERSISTENT_DISK:
+            return Disk(kind, _required_str(source, "pdName", source_path), read_only)
+        if kind == AWS_ELASTIC_BLOCK_STORE:
+            return Disk(kind, _required_str(source, "volumeID", source_path), read_only)
+        if kind == ISCSI:
+            return Disk(kind, _required_str(source, "iqn", source_path), read_only)
+        monitors = _get_list(source, "monitors", source_path)
+        for i, monitor in enumerate(monitors):
+            if not isinstance(monitor, str):
+                raise _wrong_type(child_path(child_path(source_path, "monitors"), i),
+                                  "a string", monitor)
+        pool = _get_str(source, "pool", source_path) or RBD_DEFAULT_POOL
+        image = _required_str(source, "image", source_path)
+        return Disk(kind, f"{pool}/{image}", read_only, tuple(monitors))
+    return None
+
+
 def pod_volumes(obj: dict[str, Any]) -> tuple[PodVolume, ...]:
     """The volumes of a pod that the volume plugins read (claims, ephemeral claims,
-    inline CSI volumes); () for a pod without any."""
+    inline CSI volumes, inline disks); () for a pod without any."""
     spec = _get_map(_object_map(obj), "spec", "")
     if not spec.get("volumes"):
         return ()
@@ -326,6 +408,10 @@ def pod_volumes(obj: dict[str, Any]) -> tuple[PodVolume, ...]:
             found.append(PodVolume(name, "", _get_bool(csi, "readOnly", child_path(p, "csi")),
                                    csi_driver=_required_str(csi, "driver",
                                                             child_path(p, "csi"))))
+        else:
+            disk = _disk(volume, p)
+            if disk is not None:
+                found.append(PodVolume(name, "", disk.read_only, disk=disk))
     return tuple(found)
 
 
@@ -358,21 +444,33 @@ class StorageObjects:
     csi_nodes: Mapping[str, CSINodeInfo]
     csi_drivers: Mapping[str, CSIDriverInfo]
 
-    def volume_views(self, namespace: str, volumes: tuple[PodVolume, ...]
+    def volume_views(self, namespace: str, volumes: tuple[PodVolume, ...],
+                     claim_nodes: Callable[[str], tuple[str, ...]] = lambda key: ()
                      ) -> list[dict[str, Any]]:
         """The CEL views of a pod's ``volumes`` (``pod_volumes``) in its ``namespace``:
         each volume with its claim, the claim's bound PersistentVolume and its class, each
-        an empty view (name '') when absent or not known."""
+        an empty view (name '') when absent or not known; the CSI volume NodeVolumeLimits
+        counts for it (``csi_volume``); its inline disk. ``claim_nodes`` gives, for a
+        claim key, the nodes whose pods use it (the claim's ``usedOnNodes``)."""
         views = []
         for volume in volumes:
-            claim = self.claims.get(f"{namespace}/{volume.claim}") if volume.claim else None
+            key = f"{namespace}/{volume.claim}"
+            claim = self.claims.get(key) if volume.claim else None
             bound = self.volumes.get(claim.volume_name) if claim and claim.volume_name else None
             storage_class = self.classes.get(claim.storage_class) if claim else None
+            counted = (csi_volume(claim, self.volumes, self.classes)
+                       if claim is not None else None)
+            claim_view = _claim_view(claim)
+            if claim is not None:
+                claim_view["usedOnNodes"] = list(claim_nodes(key))
             views.append({
                 "name": volume.name, "claimName": volume.claim, "readOnly": volume.read_only,
                 "ephemeral": volume.ephemeral, "csiDriver": volume.csi_driver,
-                "claim": _claim_view(claim), "persistentVolume": _volume_view(bound),
+                "claim": claim_view, "persistentVolume": _volume_view(bound),
                 "storageClass": _class_view(storage_class),
+                "csiVolume": counted[1] if counted else "",
+                "csiVolumeDriver": counted[0] if counted else "",
+                "disk": volume.disk.view() if volume.disk is not None else _NO_DISK,
             })
         return views
 
@@ -401,12 +499,14 @@ def _claim_view(claim: ClaimInfo | None) -> dict[str, Any]:
     return {"name": claim.name, "storageClassName": claim.storage_class,
             "accessModes": list(claim.access_modes), "requestedStorage": claim.requested_storage,
             "volumeName": claim.volume_name, "phase": claim.phase,
-            "selectedNode": claim.selected_node, "volumeMode": claim.volume_mode}
+            "selectedNode": claim.selected_node, "volumeMode": claim.volume_mode,
+            "usedOnNodes": []}
 
 
 _NO_CLAIM: Final[dict[str, Any]] = {
     "name": "", "storageClassName": "", "accessModes": [], "requestedStorage": 0,
-    "volumeName": "", "phase": "", "selectedNode": "", "volumeMode": ""}
+    "volumeName": "", "phase": "", "selectedNode": "", "volumeMode": "", "usedOnNodes": []}
+_NO_DISK: Final[dict[str, Any]] = {"kind": "", "id": "", "readOnly": False, "monitors": []}
 # a volume without node affinity is usable on every node (kube's CheckNodeAffinity)
 EVERY_NODE = NodeAffinity((), None)
 
@@ -419,13 +519,14 @@ def _volume_view(volume: VolumeInfo | None) -> dict[str, Any]:
             "accessModes": list(volume.access_modes), "volumeMode": volume.volume_mode,
             "nodeAffinity": volume.node_affinity or EVERY_NODE,
             "csiDriver": volume.csi_driver, "volumeHandle": volume.volume_handle,
-            "claim": volume.claim, "phase": volume.phase}
+            "claim": volume.claim, "phase": volume.phase,
+            "topology": volume_topology(volume.labels)}
 
 
 _NO_VOLUME: Final[dict[str, Any]] = {
     "name": "", "labels": {}, "storageClassName": "", "capacity": 0, "accessModes": [],
     "volumeMode": "", "nodeAffinity": EVERY_NODE, "csiDriver": "", "volumeHandle": "",
-    "claim": "", "phase": ""}
+    "claim": "", "phase": "", "topology": {}}
 
 
 def _class_view(storage_class: StorageClassInfo | None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from .model import Aggregate, CelExpression, ExtensionPoint, Policy, Rule
 from .variables import (
     AGGREGATE_TYPE,
     AGGREGATES,
+    CLAIM_TYPE,
     NODE,
     NODE_AFFINITY_TYPE,
     NODE_PODS,
@@ -84,6 +85,9 @@ _NODE_FIELDS: Mapping[str, frozenset[Fact]] = {
     "usedPorts": frozenset({Fact.NODE_USAGE}),
     "csiVolumeLimits": frozenset({Fact.STORAGE}),
     "attachedCSIVolumes": frozenset({Fact.NODE_USAGE, Fact.STORAGE}),
+    "csiVolumes": frozenset({Fact.NODE_USAGE, Fact.STORAGE}),
+    "usedDisks": frozenset({Fact.NODE_USAGE}),
+    "usedClaims": frozenset({Fact.NODE_USAGE}),
 }
 _NODE_LIST = frozenset({Fact.NODE_ADDED, Fact.NODE_DELETED})
 _POD_LISTS = frozenset({PODS, PODS_WITH_AFFINITY, POD_GROUP_PODS})
@@ -223,6 +227,8 @@ class _Walk:
                 if node.field == "podGroup":
                     self.facts.add(Fact.POD_GROUPS)
                 return
+        if node.field == "usedOnNodes" and self.types.get(id(operand)) == CLAIM_TYPE:
+            self.facts.add(Fact.PODS)  # which pods use a claim: placed, deleted, finished
         if self.is_node(operand):
             found = _NODE_FIELDS.get(node.field)
             self.facts |= found if found is not None else {Fact.NODE_OBJECT}

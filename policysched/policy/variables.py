@@ -77,6 +77,7 @@ CLAIM_TYPE = Type("policysched.PersistentVolumeClaim")
 PERSISTENT_VOLUME_TYPE = Type("policysched.PersistentVolume")
 STORAGE_CLASS_TYPE = Type("policysched.StorageClass")
 TOPOLOGY_REQUIREMENT_TYPE = Type("policysched.TopologyRequirement")
+DISK_TYPE = Type("policysched.Disk")
 # opaque: values of Kubernetes' matching functions (kubernetes_functions), no fields
 LABEL_SELECTOR_TYPE = kubernetes_functions.LABEL_SELECTOR_TYPE
 NODE_AFFINITY_TYPE = kubernetes_functions.NODE_AFFINITY_TYPE
@@ -124,6 +125,9 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "images": map_of(STRING, INT),
         "csiVolumeLimits": map_of(STRING, INT),
         "attachedCSIVolumes": map_of(STRING, INT),
+        "csiVolumes": map_of(STRING, STRING),
+        "usedDisks": list_of(DISK_TYPE),
+        "usedClaims": map_of(STRING, INT),
         "metadata": DYN,
         "spec": DYN,
         "status": DYN,
@@ -153,6 +157,15 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "claim": CLAIM_TYPE,
         "persistentVolume": PERSISTENT_VOLUME_TYPE,
         "storageClass": STORAGE_CLASS_TYPE,
+        "csiVolume": STRING,
+        "csiVolumeDriver": STRING,
+        "disk": DISK_TYPE,
+    },
+    DISK_TYPE.name: {
+        "kind": STRING,
+        "id": STRING,
+        "readOnly": BOOL,
+        "monitors": list_of(STRING),
     },
     CLAIM_TYPE.name: {
         "name": STRING,
@@ -163,6 +176,7 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "phase": STRING,
         "selectedNode": STRING,
         "volumeMode": STRING,
+        "usedOnNodes": list_of(STRING),
     },
     PERSISTENT_VOLUME_TYPE.name: {
         "name": STRING,
@@ -176,6 +190,7 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "volumeHandle": STRING,
         "claim": STRING,
         "phase": STRING,
+        "topology": map_of(STRING, list_of(STRING)),
     },
     STORAGE_CLASS_TYPE.name: {
         "name": STRING,
@@ -226,6 +241,13 @@ SIZE_HINTS: Mapping[str, int] = {
     "node.free": 32,
     "node.csiVolumeLimits": 64,
     "node.attachedCSIVolumes": 64,
+    "node.csiVolumes": 256,
+    "node.usedDisks": 64,
+    "node.usedClaims": 256,
+    "policysched.Disk.kind": 20,
+    "policysched.Disk.id": 256,
+    "policysched.Disk.monitors": 16,
+    "policysched.PersistentVolume.topology": 4,
     POD_VOLUMES: 64,
 }
 
@@ -376,6 +398,14 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
                               "as NodeVolumeLimits counts them: a claim bound to a CSI "
                               "PersistentVolume counts its volume handle, an unbound one "
                               "counts under its StorageClass's provisioner",
+        "csiVolumes": "the unique CSI volumes the pods on the node use (`driver/handle`, "
+                      "as `attachedCSIVolumes` counts them) to their driver",
+        "usedDisks": "the distinct inline disks of the pods on the node (GCE persistent "
+                     "disks, AWS EBS volumes, iSCSI and RBD volumes), what "
+                     "VolumeRestrictions compares a new pod's disks with",
+        "usedClaims": "the claims the pods on the node use through `persistentVolumeClaim` "
+                      "volumes, as `namespace/name`, to the number of such references "
+                      "(kube-scheduler's NodeInfo.PVCRefCounts)",
         "metadata": "the API object's `metadata`, as JSON",
         "spec": "the API object's `spec`, as JSON",
         "status": "the API object's `status`, as JSON",
@@ -420,6 +450,21 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
                             "name '' while unbound or not known)",
         "storageClass": "the claim's StorageClass (name '' when it has none or it is not "
                         "known)",
+        "csiVolume": "the unique CSI volume NodeVolumeLimits counts for the volume "
+                     "(`driver/handle` of the bound CSI PersistentVolume, or "
+                     "`provisioner/-namespace/claim` while the claim is not bound to a known "
+                     "volume; '' when none, as for an inline CSI volume, which kube does not "
+                     "count): compare with `node.csiVolumes`",
+        "csiVolumeDriver": "the CSI driver `csiVolume` counts under ('' when none)",
+        "disk": "the inline disk of the volume (`kind` '' for another source)",
+    },
+    DISK_TYPE.name: {
+        "kind": "the volume source: `gcePersistentDisk`, `awsElasticBlockStore`, `iscsi` "
+                "or `rbd`",
+        "id": "the disk: `pdName`, `volumeID`, `iqn`, or an RBD volume's `pool/image` "
+              "(pool `rbd` when unset)",
+        "readOnly": "the source's `readOnly`",
+        "monitors": "an RBD volume's Ceph `monitors` ([] for the others)",
     },
     CLAIM_TYPE.name: {
         "name": "`metadata.name`",
@@ -431,6 +476,9 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "phase": "`status.phase` (`Pending` when unset)",
         "selectedNode": "the `volume.kubernetes.io/selected-node` annotation",
         "volumeMode": "`spec.volumeMode` (`Filesystem` when unset)",
+        "usedOnNodes": "the nodes (sorted) whose scheduled pods — bound or assumed — use "
+                       "the claim through a `persistentVolumeClaim` volume: an index the "
+                       "cache keeps (kube-scheduler's PVCRefCounts over the nodes)",
     },
     PERSISTENT_VOLUME_TYPE.name: {
         "name": "`metadata.name`",
@@ -446,6 +494,11 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "volumeHandle": "`spec.csi.volumeHandle`",
         "claim": "`spec.claimRef` as `namespace/name` ('' when unclaimed)",
         "phase": "`status.phase` (`Pending` when unset)",
+        "topology": "its topology labels as VolumeZone reads them: each of "
+                    "`topology.kubernetes.io/zone` and `/region` and "
+                    "`failure-domain.beta.kubernetes.io/zone` and `/region` it has, to the "
+                    "zones of its value (separated by `__`, volumehelpers.LabelZonesToSet); "
+                    "a value with an empty zone is left out, as kube ignores it",
     },
     STORAGE_CLASS_TYPE.name: {
         "name": "`metadata.name`",

@@ -165,3 +165,82 @@ def test_a_nodes_csi_volume_limits_come_from_its_csinode() -> None:
     assert (view()["csiVolumeLimits"], view()["attachedCSIVolumes"]) == ({"d": 5}, {"d": 1})
     _apply(cache, "DELETED", csi_node)
     assert view()["csiVolumeLimits"] == {}
+
+
+def test_claim_users_are_indexed_across_nodes() -> None:
+    """claim.usedOnNodes: the nodes whose pods reference the claim (kube's PVCRefCounts
+    summed over the nodes), kept as pods come, move and go, and as nodes come and go."""
+    cache = Cache()
+    for obj in (make_node("n1"), make_node("n2"), claim("a"), claim("b"),
+                pod_with("pending", "a", "b", node=None)):
+        _apply(cache, "ADDED", obj)
+
+    def used_on() -> dict[str, list[str]]:
+        snapshot = cache.snapshot()
+        pending = cache.pod("default/pending")
+        assert pending is not None
+        return {v["claimName"]: v["claim"]["usedOnNodes"]
+                for v in snapshot.volume_views(pending)}
+
+    assert used_on() == {"a": [], "b": []}
+    _apply(cache, "ADDED", pod_with("p1", "a", node="n2"))
+    _apply(cache, "ADDED", pod_with("p2", "a", "a", node="n1"))
+    assert used_on() == {"a": ["n1", "n2"], "b": []}
+    n1 = cache.snapshot().node("n1")
+    assert n1 is not None and n1.view["usedClaims"] == {"default/a": 2}
+    _apply(cache, "DELETED", pod_with("p1", "a", node="n2"))
+    assert used_on() == {"a": ["n1"], "b": []}
+    _apply(cache, "DELETED", make_node("n1"))  # its pods wait for it: not on a node
+    assert used_on() == {"a": [], "b": []}
+    _apply(cache, "ADDED", make_node("n1"))
+    assert used_on() == {"a": ["n1"], "b": []}
+    # an assumed pod counts until it is forgotten
+    pending = cache.pod("default/pending")
+    assert pending is not None
+    cache.assume(pending, "n2")
+    assert used_on() == {"a": ["n1", "n2"], "b": ["n2"]}
+    cache.forget(pending)
+    assert used_on() == {"a": ["n1"], "b": []}
+
+
+def test_nodes_list_their_pods_inline_disks_once() -> None:
+    disk = {"name": "d", "gcePersistentDisk": {"pdName": "disk-1"}}
+    cache = Cache()
+    for obj in (make_node("n1"), make_pod("p1", node="n1", volumes=[disk]),
+                make_pod("p2", node="n1", volumes=[disk])):
+        _apply(cache, "ADDED", obj)
+
+    def used() -> list[dict[str, Any]]:
+        node = cache.snapshot().node("n1")
+        assert node is not None
+        return node.view["usedDisks"]
+
+    assert used() == [{"kind": "gcePersistentDisk", "id": "disk-1", "readOnly": False,
+                       "monitors": []}]
+    _apply(cache, "DELETED", make_pod("p1", node="n1"))
+    assert len(used()) == 1
+    _apply(cache, "DELETED", make_pod("p2", node="n1"))
+    assert used() == []
+
+
+def test_a_copy_counts_again_what_a_pod_removed_from_it_used() -> None:
+    """Preemption removes victims from a copy and adds the reprieved back as PodInfos:
+    their CSI volumes, disks and claims count again."""
+    cache = Cache()
+    for obj in (make_node("n1"), volume("pv1", "h1"), claim("a", "pv1"),
+                make_pod("p1", node="n1", volumes=[
+                    {"name": "c", "persistentVolumeClaim": {"claimName": "a"}},
+                    {"name": "d", "awsElasticBlockStore": {"volumeID": "v"}}])):
+        _apply(cache, "ADDED", obj)
+    node = cache.snapshot().node("n1")
+    assert node is not None
+    before = {k: copy.deepcopy(node.view[k])
+              for k in ("attachedCSIVolumes", "csiVolumes", "usedDisks", "usedClaims")}
+    copy_ = node.clone()
+    victim = copy_.pods["default/p1"]
+    copy_.remove_pod(victim)
+    assert (copy_.view["attachedCSIVolumes"], copy_.view["csiVolumes"],
+            copy_.view["usedDisks"], copy_.view["usedClaims"]) == ({}, {}, [], {})
+    copy_.add_pod(victim)
+    assert {k: copy_.view[k] for k in before} == before
+    assert {k: node.view[k] for k in before} == before  # the snapshot's node is untouched

@@ -203,7 +203,8 @@ def test_storage_references_stay_consistent_and_nothing_leaks() -> None:
         views = snapshot.volume_views(pod)
         assert [(v["claim"]["name"] != "", v["persistentVolume"]["name"] != "",
                  v["storageClass"]["name"] != "") for v in views] == [
-            (True, True, True), (True, False, True)]
+            (True, True, True), (True, False, True), (False, False, False)]
+        assert views[2]["disk"]["kind"] == "gcePersistentDisk"  # its pdName renamed
         node = snapshot.nodes[0]
         [driver] = node.view["csiVolumeLimits"]
         assert node.view == {**node.view, "csiVolumeLimits": {driver: 3},

@@ -9,6 +9,7 @@ import pytest
 
 from policysched.model.objects import ObjectError
 from policysched.model.volumes import (
+    Disk,
     claim_info,
     csi_driver_info,
     csi_node_info,
@@ -16,6 +17,7 @@ from policysched.model.volumes import (
     pod_volumes,
     storage_class_info,
     volume_info,
+    volume_topology,
 )
 
 
@@ -99,6 +101,39 @@ def test_pod_volumes() -> None:
                      ("scratch", "web-0-scratch", False, True, ""),
                      ("inline", "", False, False, "d")]
     assert pod_volumes({"metadata": {"name": "p"}, "spec": {}}) == ()
+
+
+def test_inline_disks_are_what_volume_restrictions_compares() -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"volumes": [
+        {"name": "g", "gcePersistentDisk": {"pdName": "disk-1", "readOnly": True}},
+        {"name": "a", "awsElasticBlockStore": {"volumeID": "vol-1"}},
+        {"name": "i", "iscsi": {"targetPortal": "t:3260", "iqn": "iqn.x", "lun": 0}},
+        {"name": "r", "rbd": {"monitors": ["m1", "m2"], "image": "img"}},
+        {"name": "r2", "rbd": {"monitors": [], "pool": "p", "image": "img"}}]}}
+    found = [(v.name, v.claim, v.read_only, v.disk) for v in pod_volumes(pod)]
+    assert found == [
+        ("g", "", True, Disk("gcePersistentDisk", "disk-1", True)),
+        ("a", "", False, Disk("awsElasticBlockStore", "vol-1", False)),
+        ("i", "", False, Disk("iscsi", "iqn.x", False)),
+        ("r", "", False, Disk("rbd", "rbd/img", False, ("m1", "m2"))),  # the API's pool
+        ("r2", "", False, Disk("rbd", "p/img", False))]
+    assert Disk("rbd", "rbd/img", False, ("m1",)).view() == {
+        "kind": "rbd", "id": "rbd/img", "readOnly": False, "monitors": ["m1"]}
+
+
+@pytest.mark.parametrize(("labels", "topology"), [
+    ({"topology.kubernetes.io/zone": "a"}, {"topology.kubernetes.io/zone": ["a"]}),
+    ({"topology.kubernetes.io/zone": "b__a__b", "failure-domain.beta.kubernetes.io/region": "r",
+      "other": "x"},
+     {"topology.kubernetes.io/zone": ["a", "b"],
+      "failure-domain.beta.kubernetes.io/region": ["r"]}),
+    ({"topology.kubernetes.io/zone": "a__"}, {}),  # LabelZonesToSet fails: ignored
+    ({"topology.kubernetes.io/region": ""}, {}),
+    ({}, {}),
+])
+def test_volume_topology_is_volume_zones_zone_sets(labels: dict[str, str],
+                                                   topology: dict[str, list[str]]) -> None:
+    assert volume_topology(labels) == topology
 
 
 def test_csi_volume_counts_bound_volume_or_provisioner() -> None:

@@ -16,14 +16,14 @@ from .helpers import POLICIES, load
 CONFIG = yaml.safe_load((POLICIES / "scheduler-config.yaml").read_text())
 PROFILES = {p["schedulerName"]: p for p in CONFIG["profiles"]}
 
-# kube-scheduler plugin -> our policy (None: not reproduced, no volumes in the model)
+# kube-scheduler plugin -> our policy (None: not reproduced)
 PLUGINS = {
     "SchedulingGates": "scheduling-gates", "PrioritySort": "priority-sort",
     "NodeUnschedulable": "node-unschedulable", "NodeName": "node-name",
     "TaintToleration": "taint-toleration", "NodeAffinity": "node-affinity",
     "NodePorts": "node-ports", "NodeResourcesFit": "node-resources-fit",
-    "VolumeRestrictions": None, "NodeVolumeLimits": None, "VolumeBinding": None,
-    "VolumeZone": None, "PodTopologySpread": "pod-topology-spread",
+    "VolumeRestrictions": "volume-restrictions", "NodeVolumeLimits": "node-volume-limits",
+    "VolumeBinding": None, "VolumeZone": "volume-zone", "PodTopologySpread": "pod-topology-spread",
     "InterPodAffinity": "inter-pod-affinity", "DefaultPreemption": "default-preemption",
     "NodeResourcesBalancedAllocation": "node-resources-balanced-allocation",
     "ImageLocality": "image-locality", "DefaultBinder": "default-binder",

@@ -56,6 +56,11 @@ def reads(expression: str, *, point: str = "filter", variables: tuple[str, ...] 
      {F.NODE_ADDED, F.NODE_LABELS, F.STORAGE}),
     ("node.attachedCSIVolumes[?'d'].orValue(0) < node.csiVolumeLimits[?'d'].orValue(9)",
      {F.NODE_ADDED, F.NODE_USAGE, F.STORAGE}),
+    ("podVolumes.all(v, !(v.csiVolume in node.csiVolumes))",
+     {F.NODE_ADDED, F.NODE_USAGE, F.STORAGE}),
+    ("node.usedDisks.size() + node.usedClaims.size() == 0", {F.NODE_ADDED, F.NODE_USAGE}),
+    # which pods use a claim: pods placed, deleted, finished
+    ("podVolumes.all(v, v.claim.usedOnNodes.size() == 0)", {F.PODS, F.STORAGE}),
 ])
 def test_a_filter_reads_the_facts_its_fields_come_from(expression: str,
                                                        facts: set[Fact]) -> None:
@@ -146,6 +151,20 @@ def test_the_default_plugins_read_what_kube_scheduler_registers_events_for() -> 
         found["pod-topology-spread/max-skew"]
     assert found["pod-topology-spread/topology-label"] == {
         F.NODE_ADDED, F.NODE_LABELS, F.WORKLOADS}
+    # VolumeRestrictions: Pod Delete, Node Add, PersistentVolumeClaim Add
+    assert found["volume-restrictions/claims-exist"] == {F.STORAGE}
+    assert found["volume-restrictions/disk-conflict"] == {F.NODE_ADDED, F.NODE_USAGE, F.STORAGE}
+    assert found["volume-restrictions/read-write-once-pod"] == {
+        F.NODE_ADDED, F.NODE_USAGE, F.PODS, F.STORAGE}
+    # NodeVolumeLimits: CSINode Add | Update, Pod Delete, PersistentVolumeClaim Add (and a
+    # node added, which may come without a limit)
+    assert found["node-volume-limits/claims-exist"] == {F.STORAGE}
+    assert found["node-volume-limits/max-volume-count"] == {
+        F.NODE_ADDED, F.NODE_USAGE, F.STORAGE}
+    # VolumeZone: StorageClass Add, Node Add | UpdateNodeLabel, PersistentVolumeClaim and
+    # PersistentVolume Add | Update
+    assert found["volume-zone/volumes-known"] == {F.STORAGE}
+    assert found["volume-zone/volume-zone"] == {F.NODE_ADDED, F.NODE_LABELS, F.STORAGE}
     # Coscheduling's PreFilter: its PodGroup and the pods of the group
     assert found["coscheduling/enough-siblings"] == {F.PODS, F.POD_GROUPS}
     assert found["scheduling-gates/no-gates"] == set()  # the pod's own update only
