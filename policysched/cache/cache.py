@@ -45,6 +45,7 @@ from ..model.objects import (
     pod_info,
     pod_key,
 )
+from ..model.volume_binding import VolumeBinder
 from ..model.volumes import (
     CSI_DRIVER,
     CSI_NODE,
@@ -195,6 +196,11 @@ class Snapshot:
         (``StorageObjects.volume_views``); [] for a pod without any."""
         volumes = self.pod_volumes(pod.key)
         return self.storage.volume_views(pod.namespace, volumes) if volumes else []
+
+    def volume_binder(self, pod: PodInfo) -> VolumeBinder:
+        """The CEL ``volumeBinder`` of ``pod``: kube's volume binder on this snapshot's
+        storage objects, bindings assumed by reserve included."""
+        return VolumeBinder(self.storage, pod.namespace, self.pod_volumes(pod.key))
 
     def node_views(self) -> list[dict[str, Any]]:
         """The CEL ``nodes`` list."""

@@ -26,6 +26,8 @@ from ..cache.node_info import NodeInfo
 from ..cel import CelError
 from ..cel.values import OptionalValue
 from ..model.objects import PodInfo
+from ..model.volume_binding import VolumeBinder
+from ..model.volumes import NO_STORAGE
 from ..policy.model import (
     DEFAULT_PERMIT_TIMEOUT,
     BindRule,
@@ -283,6 +285,7 @@ class CycleState:
                                "workloadSelector": partial(_workload_selector, pod, cluster),
                                "podGroupPods": partial(_pod_group_pods, pod, cluster),
                                "podVolumes": partial(_pod_volumes, pod, cluster),
+                               "volumeBinder": partial(_volume_binder, pod, cluster),
                                # read in postFilter only, once preFilter is over
                                "preFilterRan": lambda: instance.name not in skipped})
             base["variables"] = _Variables(instance, base)
@@ -304,6 +307,14 @@ def _pod_volumes(pod: PodInfo, cluster: aggregates.ClusterView | None
     """``podVolumes``: the pod's volumes with their claims, volumes and classes in the
     cycle's snapshot ([] without one)."""
     return [] if cluster is None else cluster.snapshot.volume_views(pod)
+
+
+def _volume_binder(pod: PodInfo, cluster: aggregates.ClusterView | None) -> VolumeBinder:
+    """``volumeBinder``: kube's volume binder for the pod on the cycle's snapshot (one
+    without claims without a snapshot)."""
+    if cluster is None:
+        return VolumeBinder(NO_STORAGE, pod.namespace, ())
+    return cluster.snapshot.volume_binder(pod)
 
 
 def _workload_selector(pod: PodInfo, cluster: aggregates.ClusterView | None
