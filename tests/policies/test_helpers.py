@@ -36,7 +36,7 @@ def test_library_validates() -> None:
         "node-resources-balanced-allocation", "node-resources-fit",
         "node-resources-most-allocated", "node-unschedulable", "pod-topology-spread",
         "prefer-labelled-nodes", "priority-sort", "resource-limits", "scheduling-gates",
-        "taint-toleration", "zone-a-first",
+        "taint-toleration", "volume-binding", "zone-a-first",
     }
 
 

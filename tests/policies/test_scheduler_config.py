@@ -22,7 +22,7 @@ PLUGINS = {
     "NodeUnschedulable": "node-unschedulable", "NodeName": "node-name",
     "TaintToleration": "taint-toleration", "NodeAffinity": "node-affinity",
     "NodePorts": "node-ports", "NodeResourcesFit": "node-resources-fit",
-    "VolumeRestrictions": None, "NodeVolumeLimits": None, "VolumeBinding": None,
+    "VolumeRestrictions": None, "NodeVolumeLimits": None, "VolumeBinding": "volume-binding",
     "VolumeZone": None, "PodTopologySpread": "pod-topology-spread",
     "InterPodAffinity": "inter-pod-affinity", "DefaultPreemption": "default-preemption",
     "NodeResourcesBalancedAllocation": "node-resources-balanced-allocation",
