@@ -671,7 +671,9 @@ class Framework:
         current: dict[str, Any] | None = None
         for rule, base in plan:
             if base is not current:  # next policy: its params, variables, ...
-                act.update(base)
+                # a copy of an Activation computes what the pod has not read yet
+                # (volumeBinder, podVolumes ...) as its rules read it
+                act = base.copy() if isinstance(base, Activation) else dict(base)
                 act["node"] = node.view
                 act["nodePods"] = node.pod_views
                 current = base
