@@ -191,3 +191,24 @@ def test_pre_filter_rejections_use_kube_texts(engine: Engine, objects: list[dict
     run(scheduler)
     assert (scheduler.records["default/p1"].message or "").startswith(
         f"0/1 nodes are available: {message}.")
+
+
+def test_pods_of_one_template_each_see_the_others_assumption(engine: Engine) -> None:
+    """Ephemeral volumes: two pods of one template (their claims are <pod>-<volume>),
+    owned by them; the vectorised tier must not reuse the first pod's bindings."""
+    objects: list[dict[str, Any]] = [zone_node("n1", "a"), storage_class(), volume("pv1", "a")]
+    for name in ("p1", "p2"):
+        owned = claim(f"{name}-data")
+        owned["metadata"]["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": name, "uid": f"uid-{name}",
+             "controller": True}]
+        ephemeral = make_pod(name, cpu="100m", uid=f"uid-{name}", schedulerName=PROFILE,
+                             volumes=[{"name": "data", "ephemeral": {"volumeClaimTemplate": {
+                                 "spec": {"accessModes": ["ReadWriteOnce"]}}}}])
+        objects += [owned, ephemeral]
+    scheduler, backend = start(engine, objects)
+    assert isinstance(backend, DeferredBackend)
+    assert scheduler.schedule_one() and scheduler.schedule_one()
+    assert len(backend.started) == 1
+    message = scheduler.records["default/p2"].message or ""
+    assert message.startswith(f"0/1 nodes are available: 1 {NO_VOLUME}.")
