@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -48,6 +48,7 @@ from ..model.objects import (
     pod_info,
     pod_key,
 )
+from ..model.volume_binding import VolumeAssumption, VolumeBinder
 from ..model.volumes import (
     CSI_DRIVER,
     CSI_NODE,
@@ -213,6 +214,11 @@ class Snapshot:
             return []
         return self.storage.volume_views(pod.namespace, volumes, self.claim_nodes)
 
+    def volume_binder(self, pod: PodInfo) -> VolumeBinder:
+        """The CEL ``volumeBinder`` of ``pod``: kube's volume binder on this snapshot's
+        storage objects, bindings assumed by reserve included."""
+        return VolumeBinder(self.storage, pod.namespace, self.pod_volumes(pod.key))
+
     def node_views(self) -> list[dict[str, Any]]:
         """The CEL ``nodes`` list."""
         if self._node_views is None:
@@ -258,6 +264,11 @@ class Cache:
         # place), and each node's usedClaims as last indexed
         self._claim_nodes: dict[str, tuple[str, ...]] = {}
         self._indexed_claims: dict[str, dict[str, int]] = {}
+        # volume bindings reserve assumed (kube's assume cache): each pod's, and the
+        # overlays they put on the storage objects until the informer delivers them
+        self._volume_assumptions: dict[str, list[VolumeAssumption]] = {}
+        self._assumed_volumes: dict[str, tuple[str, str]] = {}  # volume -> (claim key, pod)
+        self._assumed_claims: dict[str, tuple[str, str]] = {}  # claim key -> (node, pod)
 
     # ------------------------------------------------------------------ events
 
@@ -403,6 +414,7 @@ class Cache:
 
     def _apply_storage(self, event: ClusterEvent) -> CacheChange:
         objects = self._storage[event.resource]
+        found: Any = None
         if event.kind == "DELETED":
             key = (pod_key(event.obj) if event.resource == PERSISTENT_VOLUME_CLAIM
                    else object_name(event.obj))
@@ -412,6 +424,8 @@ class Cache:
             key = found.key if event.resource == PERSISTENT_VOLUME_CLAIM else found.name
             changed = objects.get(key) != found
             objects[key] = found
+        if self._settle_assumption(event.resource, key, found):
+            changed = True
         if changed:
             self._storage_view = None
             self._changed()
@@ -421,6 +435,21 @@ class Cache:
                 self._set_csi_limits(key)
         return CacheChange(event, changed=changed)
 
+    def _settle_assumption(self, resource: str, key: str, found: Any) -> bool:
+        """A volume or claim with an assumed binding changed: the assumption gives way to
+        the informer's object once that object carries a binding of its own (a claimRef;
+        a selected node or volume name) or is gone — kube's assume cache keeps an assumed
+        object until a newer version arrives. Returns whether an overlay went."""
+        if resource == PERSISTENT_VOLUME and key in self._assumed_volumes:
+            if found is None or found.claim:
+                del self._assumed_volumes[key]
+                return True
+        elif resource == PERSISTENT_VOLUME_CLAIM and key in self._assumed_claims \
+                and (found is None or found.selected_node or found.volume_name):
+            del self._assumed_claims[key]
+            return True
+        return False
+
     def _set_csi_limits(self, name: str) -> None:
         node = self._nodes.get(name)
         if node is not None:
@@ -429,13 +458,79 @@ class Cache:
             self._dirty.add(name)
 
     def storage(self) -> StorageObjects:
-        """The storage objects as they are now (a copy made once per change)."""
+        """The storage objects as they are now, with the bindings reserve assumed (a copy
+        made once per change)."""
         if self._storage_view is None:
             s = self._storage
+            claims, volumes = dict(s[PERSISTENT_VOLUME_CLAIM]), dict(s[PERSISTENT_VOLUME])
+            for name, (claim_key, _) in self._assumed_volumes.items():
+                volume, claim = volumes.get(name), claims.get(claim_key)
+                if volume is not None:
+                    volumes[name] = replace(volume, claim=claim_key,
+                                            claim_uid=claim.uid if claim else "")
+            for claim_key, (node, _) in self._assumed_claims.items():
+                claim = claims.get(claim_key)
+                if claim is not None:
+                    claims[claim_key] = replace(claim, selected_node=node)
             self._storage_view = StorageObjects(
-                dict(s[PERSISTENT_VOLUME_CLAIM]), dict(s[PERSISTENT_VOLUME]),
-                dict(s[STORAGE_CLASS]), dict(s[CSI_NODE]), dict(s[CSI_DRIVER]))
+                claims, volumes, dict(s[STORAGE_CLASS]), dict(s[CSI_NODE]), dict(s[CSI_DRIVER]))
         return self._storage_view
+
+    # ------------------------------------------------------------------ assumed volumes
+
+    def assume_volumes(self, pod_key: str, assumption: VolumeAssumption) -> str | None:
+        """Assume ``assumption`` (reserve's volume bindings) for pod ``pod_key``: each
+        volume taken by its claim, each claim to provision marked for the node, in the
+        snapshots from now on. None when done; else why not (a volume or claim gone, or a
+        volume another claim took meanwhile), and nothing is assumed."""
+        storage = self.storage()
+        namespace = assumption.namespace
+        for claim_name, volume_name in assumption.static:
+            claim_key = f"{namespace}/{claim_name}"
+            volume = storage.volumes.get(volume_name)
+            if claim_key not in storage.claims or volume is None:
+                return messages.VOLUME_GONE.format(claim=claim_key, volume=volume_name)
+            if volume.claim and volume.claim != claim_key:
+                return messages.VOLUME_TAKEN.format(volume=volume_name, claim=volume.claim)
+        for claim_name in assumption.provisions:
+            claim = storage.claims.get(f"{namespace}/{claim_name}")
+            if claim is None:
+                return messages.CLAIM_GONE.format(claim=f"{namespace}/{claim_name}")
+            if claim.selected_node and claim.selected_node != assumption.node:
+                return messages.CLAIM_SELECTED.format(claim=claim.key, node=claim.selected_node)
+        if not assumption:
+            return None
+        for claim_name, volume_name in assumption.static:
+            self._assumed_volumes[volume_name] = (f"{namespace}/{claim_name}", pod_key)
+        for claim_name in assumption.provisions:
+            self._assumed_claims[f"{namespace}/{claim_name}"] = (assumption.node, pod_key)
+        self._volume_assumptions.setdefault(pod_key, []).append(assumption)
+        self._storage_view = None
+        self._changed()
+        return None
+
+    def revert_volumes(self, pod_key: str) -> None:
+        """Undo the pod's ``assume_volumes`` (unreserve): its overlays that the informer
+        has not replaced yet go."""
+        for assumption in self._volume_assumptions.pop(pod_key, ()):
+            for _, volume_name in assumption.static:
+                if self._assumed_volumes.get(volume_name, ("", ""))[1] == pod_key:
+                    del self._assumed_volumes[volume_name]
+            for claim_name in assumption.provisions:
+                key = f"{assumption.namespace}/{claim_name}"
+                if self._assumed_claims.get(key, ("", ""))[1] == pod_key:
+                    del self._assumed_claims[key]
+            self._storage_view = None
+            self._changed()
+
+    def forget_volume_assumptions(self, pod_key: str) -> None:
+        """The pod's volume bindings were written and completed (postBind): nothing can
+        revert them any more; their overlays stay until the informer delivers the objects."""
+        self._volume_assumptions.pop(pod_key, None)
+
+    def assumed_volumes(self, pod_key: str) -> list[VolumeAssumption]:
+        """What the pod's reserve assumed and nothing reverted or forgot yet."""
+        return list(self._volume_assumptions.get(pod_key, ()))
 
     def _csi_volumes(self, pod: PodInfo) -> dict[str, str]:
         volumes = self._pod_volumes.get(pod.key)

@@ -55,6 +55,7 @@ from ..framework.backend import (
     BindError,
     BindOutcome,
     BindRequest,
+    VolumeBindRequest,
     run_bind,
 )
 from ..model.clock import Clock, RealClock
@@ -100,6 +101,13 @@ from .transport import (
     interrupt,
 )
 from .transport import lines as response_lines
+from .volume_writes import (
+    bind_volume_to_claim,
+    check_provision,
+    check_static,
+    select_node,
+    wait_until_bound,
+)
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -987,6 +995,56 @@ class KubeBackend:
         self.writes.succeeded(started)
         with self._stats_lock:
             self.stats.binds += 1
+
+    def bind_volumes(self, pod: PodInfo, volumes: VolumeBindRequest) -> None:
+        """kube's BindPodVolumes: update each volume (claimRef) and each claim to provision
+        (selected node) on the live objects, then read the claims every second until the
+        PersistentVolume controller has bound them all, or the time-out passes."""
+        self._live_pod(pod, BindError)
+        static: list[tuple[str, str]] = []  # (claim path, volume path)
+        provisions: list[tuple[str, str]] = []  # (claim path, node)
+        try:
+            for assumption in volumes.assumptions:
+                base = f"/api/v1/namespaces/{assumption.namespace}/persistentvolumeclaims"
+                for claim_name, volume_name in assumption.static:
+                    claim_path = f"{base}/{claim_name}"
+                    volume_path = f"/api/v1/persistentvolumes/{volume_name}"
+                    claim = self.transport.call("GET", claim_path) or {}
+                    changed = bind_volume_to_claim(
+                        self.transport.call("GET", volume_path) or {}, claim)
+                    if changed is not None:
+                        self.transport.send("PUT", volume_path, body=changed)
+                    static.append((claim_path, volume_path))
+                for claim_name in assumption.provisions:
+                    claim_path = f"{base}/{claim_name}"
+                    changed = select_node(self.transport.call("GET", claim_path) or {},
+                                          assumption.node)
+                    if changed is not None:
+                        self.transport.send("PUT", claim_path, body=changed)
+                    provisions.append((claim_path, assumption.node))
+        except ApiError as e:
+            raise BindError(e.message) from None
+
+        def bound() -> bool:
+            try:
+                done = True
+                for claim_path, volume_path in static:
+                    done = check_static(self.transport.call("GET", volume_path) or {},
+                                        self.transport.call("GET", claim_path) or {}) and done
+                for claim_path, node in provisions:
+                    done = check_provision(self.transport.call("GET", claim_path) or {},
+                                           node) and done
+                return done
+            except ApiError as e:
+                if e.status == 404:
+                    raise BindError(e.message) from None
+                return False  # kube retries reads on the next poll
+
+        def pause(seconds: float) -> None:
+            if self._stop.wait(seconds):  # closed: the bind is abandoned
+                raise BindError(messages.BIND_ABANDONED.format(key=pod.key, node=pod.node_name))
+
+        wait_until_bound(bound, volumes.timeout, time.monotonic, pause)
 
     def evict(self, pod: PodInfo, message: str) -> None:
         """kube-scheduler's preemption: a DisruptionTarget condition (unless the pod has

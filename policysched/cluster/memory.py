@@ -25,6 +25,7 @@ from ..framework.backend import (
     BindError,
     BindOutcome,
     BindRequest,
+    VolumeBindRequest,
     run_bind,
 )
 from ..model import messages as model_messages
@@ -53,6 +54,9 @@ from ..model.objects import (
     priority_class_spec,
 )
 from ..model.volumes import (
+    BIND_COMPLETED_ANNOTATION,
+    BOUND_BY_CONTROLLER_ANNOTATION,
+    PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     STORAGE_PARSERS,
     VOLUME_KINDS,
@@ -60,8 +64,11 @@ from ..model.volumes import (
 )
 from ..model.workloads import NAMESPACE, WORKLOAD_KINDS, namespace_info, workload
 from . import messages
+from .volume_writes import bind_volume_to_claim, claim_reference, select_node
 
 NODE = "Node"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+AVAILABLE = "Available"
 POD = "Pod"
 POD_GROUP = "PodGroup"
 PRIORITY_CLASS = "PriorityClass"
@@ -272,6 +279,82 @@ class MemoryBackend:
             outcomes, self._outcomes = self._outcomes, []
             return outcomes
 
+    def bind_volumes(self, pod: PodInfo, volumes: VolumeBindRequest) -> None:
+        """Write the bindings, then complete them at once as the PersistentVolume
+        controller would: each claim bound to its volume, each claim to provision given a
+        new volume on the selected node (the in-process cluster is its own controller and
+        provisioner, so nothing is waited for)."""
+        with self._lock:
+            self._live_pod(pod, BackendError)
+            for assumption in volumes.assumptions:
+                for claim_name, volume_name in assumption.static:
+                    claim = self._stored(PERSISTENT_VOLUME_CLAIM, claim_name,
+                                         assumption.namespace)
+                    volume = self._stored(PERSISTENT_VOLUME, volume_name)
+                    changed = bind_volume_to_claim(volume, claim)
+                    if changed is not None:
+                        volume.clear()
+                        volume.update(changed)
+                        self._modified(PERSISTENT_VOLUME, volume)
+                    self._complete_binding(claim, volume)
+                for claim_name in assumption.provisions:
+                    claim = self._stored(PERSISTENT_VOLUME_CLAIM, claim_name,
+                                         assumption.namespace)
+                    changed = select_node(claim, assumption.node)
+                    if changed is not None:
+                        claim.clear()
+                        claim.update(changed)
+                        self._modified(PERSISTENT_VOLUME_CLAIM, claim)
+                    self._complete_binding(claim, self._provision(claim, assumption.node))
+
+    def _stored(self, kind: str, name: str, namespace: str = DEFAULT_NAMESPACE
+                ) -> dict[str, Any]:
+        key = f"{namespace}/{name}" if kind in NAMESPACED else name
+        found = self._store[kind].get(key)
+        if found is None:
+            raise BackendError(messages.VOLUME_OBJECT_GONE.format(kind=kind, name=key))
+        return found
+
+    def _provision(self, claim: dict[str, Any], node_name: str) -> dict[str, Any]:
+        """A PersistentVolume for ``claim`` on node ``node_name`` (a provisioner's), bound
+        to it."""
+        spec = claim.get("spec") or {}
+        node = self._store[NODE].get(node_name) or {}
+        hostname = ((node.get("metadata") or {}).get("labels") or {}).get(HOSTNAME_LABEL,
+                                                                          node_name)
+        volume = {
+            "apiVersion": "v1", "kind": PERSISTENT_VOLUME,
+            "metadata": {"name": f"pvc-{claim['metadata'].get('uid', '')}",
+                         "annotations": {BOUND_BY_CONTROLLER_ANNOTATION: "yes"}},
+            "spec": {"storageClassName": spec.get("storageClassName", ""),
+                     "accessModes": list(spec.get("accessModes") or []),
+                     "capacity": dict((spec.get("resources") or {}).get("requests") or {}),
+                     "volumeMode": spec.get("volumeMode") or "Filesystem",
+                     "claimRef": claim_reference(claim),
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}]}]}}},
+            "status": {"phase": "Bound"}}
+        return self._create(volume, None)
+
+    def _complete_binding(self, claim: dict[str, Any], volume: dict[str, Any]) -> None:
+        """The PersistentVolume controller's syncClaim: the claim bound to ``volume``."""
+        volume_name = volume["metadata"]["name"]
+        if (volume.get("status") or {}).get("phase") != "Bound":
+            volume.setdefault("status", {})["phase"] = "Bound"
+            self._modified(PERSISTENT_VOLUME, volume)
+        spec = claim.setdefault("spec", {})
+        annotations = claim.setdefault("metadata", {}).setdefault("annotations", {})
+        if spec.get("volumeName") == volume_name and BIND_COMPLETED_ANNOTATION in annotations:
+            return
+        spec["volumeName"] = volume_name
+        annotations[BIND_COMPLETED_ANNOTATION] = "yes"
+        annotations.setdefault(BOUND_BY_CONTROLLER_ANNOTATION, "yes")
+        claim["status"] = {**(claim.get("status") or {}), "phase": "Bound",
+                           "accessModes": list((volume.get("spec") or {}).get("accessModes")
+                                               or []),
+                           "capacity": dict((volume.get("spec") or {}).get("capacity") or {})}
+        self._modified(PERSISTENT_VOLUME_CLAIM, claim)
+
     def evict(self, pod: PodInfo, message: str) -> None:
         with self._lock:
             stored = self._live_pod(pod, BackendError)
@@ -366,6 +449,9 @@ class MemoryBackend:
             self._admit(kind, obj)
             if kind == POD:
                 merge_label_keys(obj)
+            elif kind == PERSISTENT_VOLUME and not (obj.get("status") or {}).get("phase"):
+                # the PersistentVolume controller's first sync of a new volume
+                obj["status"] = {**(obj.get("status") or {}), "phase": AVAILABLE}
             metadata["resourceVersion"] = str(serial)
             self._store[kind][key] = obj
             if kind != PRIORITY_CLASS:

@@ -40,3 +40,11 @@ DOCUMENT_WRONG_API_VERSION = 'apiVersion: {kind} must have apiVersion "{expected
 LIST_ITEMS_NOT_LIST = "items: must be a list, not {actual}"
 DUPLICATE_OBJECT = "duplicate {kind} {name} (first defined in {first})"
 YAML_PROBLEM = "line {line}: {message}"
+
+# --- volume bindings (policysched.cluster.volume_writes): kube's volume binder's texts ----
+VOLUME_BINDING_TIMEOUT = "binding volumes: context deadline exceeded"
+CLAIM_REF_RESET = 'binding volumes: ClaimRef got reset for pv "{volume}"'
+SELECTED_NODE_RESET = 'binding volumes: selectedNode annotation reset for PVC "{claim}"'
+PROVISIONING_FAILED = 'binding volumes: provisioning failed for PVC "{claim}"'
+VOLUME_CLAIMED_ELSEWHERE = 'Volume "{volume}" already bound to a different claim "{claim}"'
+VOLUME_OBJECT_GONE = 'binding volumes: {kind} "{name}" not found'

@@ -55,7 +55,7 @@ from ..framework.aggregates import ClusterView
 from ..framework.runtime import CycleState
 from ..model.events import ClusterEvent
 from ..model.selectors import NodeAffinity
-from ..policy import aggregate_functions, kubernetes_functions
+from ..policy import aggregate_functions, kubernetes_functions, volume_functions
 from ..policy import variables as v
 from ..policy.compile import RULE_FIELDS, CelField
 from ..policy.documents import CONFIGURATION_KIND, POLICY_KIND
@@ -165,7 +165,10 @@ spec:
     image: nginx:1.27
     resources: {requests: {cpu: 500m, memory: 256Mi}, limits: {memory: 512Mi}}
     ports: [{containerPort: 8080}]
-  volumes: [{name: data, persistentVolumeClaim: {claimName: data-web-1}}]
+  volumes:
+  - {name: data, persistentVolumeClaim: {claimName: data-web-1}}
+  - {name: cache, persistentVolumeClaim: {claimName: cache-web-1}}
+  - {name: scratch, persistentVolumeClaim: {claimName: scratch-web-1}}
 ---
 apiVersion: v1
 kind: Service
@@ -183,7 +186,10 @@ allowedTopologies:
 ---
 apiVersion: v1
 kind: PersistentVolumeClaim
-metadata: {name: data-web-0, namespace: shop}
+metadata:
+  name: data-web-0
+  namespace: shop
+  annotations: {pv.kubernetes.io/bind-completed: "yes"}
 spec: {storageClassName: zonal, accessModes: [ReadWriteOnce], volumeName: pv-web-0,
        resources: {requests: {storage: 10Gi}}}
 status: {phase: Bound}
@@ -193,10 +199,37 @@ kind: PersistentVolumeClaim
 metadata:
   name: data-web-1
   namespace: shop
-  annotations: {volume.kubernetes.io/selected-node: node-1}
+  annotations: {volume.kubernetes.io/selected-node: node-1,
+                pv.kubernetes.io/bind-completed: "yes"}
 spec: {storageClassName: zonal, accessModes: [ReadWriteOnce], volumeName: pv-web-1,
        resources: {requests: {storage: 10Gi}}}
 status: {phase: Bound}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: cache-web-1, namespace: shop}
+spec: {storageClassName: zonal, accessModes: [ReadWriteOnce],
+       resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: scratch-web-1, namespace: shop}
+spec: {storageClassName: zonal, accessModes: [ReadWriteOnce],
+       resources: {requests: {storage: 50Gi}}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv-cache-a}
+spec:
+  capacity: {storage: 2Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: zonal
+  csi: {driver: ebs.csi.aws.com, volumeHandle: vol-4e5f}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [zone-a]}]
+status: {phase: Available}
 ---
 apiVersion: v1
 kind: PersistentVolume
@@ -272,8 +305,10 @@ TYPE_PATHS = {
     v.CLAIM_TYPE.name: "podVolumes[0].claim",
     v.PERSISTENT_VOLUME_TYPE.name: "podVolumes[0].persistentVolume",
     v.STORAGE_CLASS_TYPE.name: "podVolumes[0].storageClass",
-    v.TOPOLOGY_REQUIREMENT_TYPE.name: "podVolumes[0].storageClass.allowedTopologies[0][0]",
     v.DISK_TYPE.name: "podVolumes[0].disk",
+    v.VOLUME_BINDINGS_TYPE.name: "volumeBinder.bindings(node)",
+    v.VOLUME_BINDING_TYPE.name: "volumeBinder.bindings(node).static[0]",
+    v.VOLUME_PROVISION_TYPE.name: "volumeBinder.bindings(node).provisions[0]",
 }
 
 # the function libraries, in the order the reference lists them
@@ -293,6 +328,7 @@ LIBRARIES: Sequence[tuple[str, Sequence[Function]]] = (
     ("Kubernetes named formats", cel_format.FUNCTIONS),
     ("Kubernetes matching", kubernetes_functions.FUNCTIONS),
     ("Aggregates", aggregate_functions.FUNCTIONS),
+    ("Volume binding", volume_functions.FUNCTIONS),
 )
 
 

@@ -23,6 +23,7 @@ from typing import Protocol
 from ..model.clock import Clock
 from ..model.events import ClusterEvent, ConditionStatus, EventType
 from ..model.objects import PodGroupSpec, PodInfo
+from ..model.volume_binding import VolumeAssumption
 
 
 class BackendError(Exception):
@@ -38,16 +39,29 @@ class BindError(BackendError):
     is gone."""
 
 
+@dataclass(frozen=True)
+class VolumeBindRequest:
+    """The volume bindings reserve assumed for a pod, to write before its bind (kube's
+    VolumeBinding PreBind): each static binding's PersistentVolume gets the claim as its
+    claimRef, each claim to provision the selected-node annotation; then the bind waits
+    at most ``timeout`` seconds for every claim to be bound."""
+
+    assumptions: tuple[VolumeAssumption, ...]
+    timeout: float
+
+
 @dataclass(frozen=True, eq=False)
 class BindRequest:
-    """One bind handed to a backend: ``pod`` to ``node_name``, after merging preBind's
-    ``labels`` and ``annotations`` into the pod's (None removes a key). Compared by
-    identity: its outcome carries the very same object."""
+    """One bind handed to a backend: ``pod`` to ``node_name``, after writing its
+    ``volumes`` (when preBind asked for it) and merging preBind's ``labels`` and
+    ``annotations`` into the pod's (None removes a key). Compared by identity: its outcome
+    carries the very same object."""
 
     pod: PodInfo
     node_name: str
     labels: Mapping[str, str | None] = field(default_factory=dict)
     annotations: Mapping[str, str | None] = field(default_factory=dict)
+    volumes: VolumeBindRequest | None = None
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,14 @@ class Backend(Protocol):
         """The outcomes of started binds since the last call, in completion order."""
         ...
 
+    def bind_volumes(self, pod: PodInfo, volumes: VolumeBindRequest) -> None:
+        """Write the pod's volume bindings (claimRef and the bound-by-controller annotation
+        on each PersistentVolume, the selected-node annotation on each claim to provision)
+        and wait until every claim is bound (a volume name and the bind-completed
+        annotation), at most ``volumes.timeout`` seconds; raises ``BackendError`` on a
+        failed write, a binding undone, or the time-out."""
+        ...
+
     def evict(self, pod: PodInfo, message: str) -> None:
         """Delete a preemption victim; ``message`` says why (it goes on the pod's
         DisruptionTarget condition)."""
@@ -124,12 +146,16 @@ class Backend(Protocol):
 
 
 def run_bind(backend: Backend, request: BindRequest) -> BindOutcome:
-    """Carry out ``request`` with ``backend``'s synchronous calls: patch the pod's metadata
-    (when preBind asked for it), then bind. A ``BackendError`` becomes the outcome's error;
-    ``seconds`` times the bind call alone."""
+    """Carry out ``request`` with ``backend``'s synchronous calls: write the volume
+    bindings and wait for them, patch the pod's metadata (when preBind asked for either),
+    then bind. A ``BackendError`` becomes the outcome's error; ``seconds`` times the bind
+    call alone."""
     pod = request.pod
     started = time.perf_counter()
     try:
+        if request.volumes is not None:
+            backend.bind_volumes(pod, request.volumes)
+            started = time.perf_counter()
         if request.labels or request.annotations:
             backend.patch_pod_metadata(pod, request.labels, request.annotations)
             started = time.perf_counter()

@@ -22,7 +22,7 @@ from ..cache.cache import Cache, Snapshot
 from ..cache.node_info import NodeInfo
 from ..model.objects import PodInfo
 from . import messages
-from .backend import Backend, BindOutcome, BindRequest
+from .backend import Backend, BindOutcome, BindRequest, VolumeBindRequest
 from .queue import QueuedPod
 from .runtime import CycleState, Framework, PermitWait
 from .status import Code, Status, error, unschedulable
@@ -140,7 +140,10 @@ class BindingCycle:
             self._failed(qp, fwk, state, node.name, status, started)
             return
         self.scheduling.reach("Bind")
-        request = BindRequest(pod, node.name, labels, annotations)
+        volumes = None
+        if state.volume_bind_timeout is not None and state.reserved_volumes:
+            volumes = VolumeBindRequest(tuple(state.reserved_volumes), state.volume_bind_timeout)
+        request = BindRequest(pod, node.name, labels, annotations, volumes)
         self.backend.start_bind(request)
         self._in_flight[pod.key] = _Binding(request, qp, started, fwk, state, node, groups)
         # an assumed member counts toward its gangs (kube's coscheduling counts them too)
@@ -181,6 +184,8 @@ class BindingCycle:
         self.scheduling.observe(fwk, "Bind", Status(), outcome.seconds)
         point_started = self.scheduling.reach("PostBind")
         notes = fwk.run_post_bind(state, node)
+        # the volume bindings are complete: no unreserve can revert them any more
+        self.cache.forget_volume_assumptions(pod.key)
         self.scheduling.observe(fwk, "PostBind", Status(), time.perf_counter() - point_started)
         for note in notes:
             self.backend.record_event(pod, "Normal", "PostBind", note)

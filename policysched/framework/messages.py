@@ -73,6 +73,7 @@ PERMIT_TIMEOUT = "rejected due to timeout after waiting {duration} at plugin {pl
 PERMIT_GANG_REJECTED = "rejection in Unreserve"
 RESERVE_LIMIT = "counter {counter} would reach {value:g}, over its limit {limit:g}"
 BIND_FAILED = "binding rejected: {reason}"
+NO_VOLUME_CACHE = "volume bindings cannot be assumed here: no scheduler cache"
 MATCH_ERROR = "policy {policy}: {field} `{text}`: {error}"
 BIND_TARGET_UNKNOWN = "policy {policy} rule {rule}: {field} `{text}` chose node {node}, " \
                       "which is not in the cluster"

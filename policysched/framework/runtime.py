@@ -20,12 +20,14 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..cache.node_info import NodeInfo
 from ..cel import CelError
 from ..cel.values import OptionalValue
 from ..model.objects import PodInfo
+from ..model.volume_binding import VolumeAssumption, VolumeBinder
+from ..model.volumes import NO_STORAGE
 from ..policy.model import (
     DEFAULT_PERMIT_TIMEOUT,
     BindRule,
@@ -51,6 +53,7 @@ from .status import SKIP, SUCCESS, Code, Status, error, unschedulable
 
 MAX_NODE_SCORE = 100
 MAX_PERMIT_WAIT = 900  # seconds: kube-scheduler cuts a permit wait to 15 minutes (maxTimeout)
+DEFAULT_VOLUME_BIND_TIMEOUT = 600  # seconds: kube's VolumeBindingArgs.bindTimeoutSeconds
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
@@ -96,6 +99,16 @@ class PermitWait:
     timeout: float  # seconds
     group: str | None = None
     min_member: int = 0
+
+
+class VolumeAssumptions(Protocol):
+    """Where reserve assumes volume bindings (the cache)."""
+
+    def assume_volumes(self, pod_key: str, assumption: VolumeAssumption) -> str | None:
+        """None when assumed, else why not."""
+        ...
+
+    def revert_volumes(self, pod_key: str) -> None: ...
 
 
 class RuleError(Exception):
@@ -264,6 +277,8 @@ class CycleState:
     parts: dict[Any, Any] = field(default_factory=dict)  # pod-side expression parts' values
     template: Any = None  # the pod's template, frozen (see framework.vectorised)
     reserved_counters: list[tuple[str, float]] = field(default_factory=list)
+    reserved_volumes: list[VolumeAssumption] = field(default_factory=list)
+    volume_bind_timeout: float | None = None  # preBind: write reserved_volumes with the bind
     cluster: aggregates.ClusterView | None = None  # what aggregates read (no snapshot: none)
     pre_filter_skipped: set[str] = field(default_factory=set)  # policies preFilter did not
     # get to
@@ -283,6 +298,7 @@ class CycleState:
                                "workloadSelector": partial(_workload_selector, pod, cluster),
                                "podGroupPods": partial(_pod_group_pods, pod, cluster),
                                "podVolumes": partial(_pod_volumes, pod, cluster),
+                               "volumeBinder": partial(_volume_binder, pod, cluster),
                                # read in postFilter only, once preFilter is over
                                "preFilterRan": lambda: instance.name not in skipped})
             base["variables"] = _Variables(instance, base)
@@ -304,6 +320,14 @@ def _pod_volumes(pod: PodInfo, cluster: aggregates.ClusterView | None
     """``podVolumes``: the pod's volumes with their claims, volumes and classes in the
     cycle's snapshot ([] without one)."""
     return [] if cluster is None else cluster.snapshot.volume_views(pod)
+
+
+def _volume_binder(pod: PodInfo, cluster: aggregates.ClusterView | None) -> VolumeBinder:
+    """``volumeBinder``: kube's volume binder for the pod on the cycle's snapshot (one
+    without claims without a snapshot)."""
+    if cluster is None:
+        return VolumeBinder(NO_STORAGE, pod.namespace, ())
+    return cluster.snapshot.volume_binder(pod)
 
 
 def _workload_selector(pod: PodInfo, cluster: aggregates.ClusterView | None
@@ -783,9 +807,11 @@ class Framework:
         return act
 
     def run_reserve(self, state: CycleState, node: NodeInfo,
-                    counters: dict[str, float]) -> Status:
+                    counters: dict[str, float],
+                    volumes: VolumeAssumptions | None = None) -> Status:
         """Reserve rules in order; counters are taken in ``counters`` and recorded in
-        ``state.reserved_counters`` so that ``run_unreserve`` can give them back."""
+        ``state.reserved_counters``, volume bindings assumed in ``volumes`` and recorded
+        in ``state.reserved_volumes``, so that ``run_unreserve`` can give them back."""
         try:
             for instance, rule, _ in self._applicable(state, ExtensionPoint.RESERVE):
                 assert isinstance(rule, ReserveRule)
@@ -800,8 +826,39 @@ class Framework:
                     status = self._take_counter(rule, act, state, counters)
                     if not status.is_success:
                         return status
+                if rule.volume_bindings is not None:
+                    status = self._assume_volumes(rule, act, state, node, volumes)
+                    if not status.is_success:
+                        return status
         except RuleError as e:
             return e.status
+        return SUCCESS
+
+    @staticmethod
+    def _assume_volumes(rule: ReserveRule, act: dict[str, Any], state: CycleState,
+                        node: NodeInfo, volumes: VolumeAssumptions | None) -> Status:
+        """A ``volumeBindings`` rule: assume its bindings on ``node`` (Unschedulable when
+        a volume was taken meanwhile: the cache says why)."""
+        assert rule.volume_bindings is not None
+        value = evaluate(rule, rule.volume_bindings, act)
+        if value is IGNORED:
+            return SUCCESS
+        try:
+            assumption = VolumeAssumption(
+                state.pod.namespace, node.name,
+                tuple((b["claimName"], b["volumeName"]) for b in value["static"]),
+                tuple(p["claimName"] for p in value["provisions"]))
+        except (TypeError, KeyError):
+            return wrong_result(rule, rule.volume_bindings, "a policysched.VolumeBindings",
+                                value)
+        if not assumption:
+            return SUCCESS
+        if volumes is None:
+            return error(rule.qualified_name, messages.NO_VOLUME_CACHE)
+        refused = volumes.assume_volumes(state.pod.key, assumption)
+        if refused is not None:
+            return unschedulable(rule.qualified_name, rule_message(rule, act, refused))
+        state.reserved_volumes.append(assumption)
         return SUCCESS
 
     @staticmethod
@@ -824,12 +881,18 @@ class Framework:
         return SUCCESS
 
     def run_unreserve(self, state: CycleState, node: NodeInfo | None,
-                      counters: dict[str, float]) -> list[str]:
-        """Give back counters in reverse order; the messages of unreserve rules that
-        fired (to be recorded as events; none when the node is gone)."""
+                      counters: dict[str, float],
+                      volumes: VolumeAssumptions | None = None) -> list[str]:
+        """Give back counters in reverse order and revert the assumed volume bindings;
+        the messages of unreserve rules that fired (to be recorded as events; none when
+        the node is gone)."""
         for name, amount in reversed(state.reserved_counters):
             counters[name] = counters.get(name, 0) - amount
         state.reserved_counters.clear()
+        if state.reserved_volumes and volumes is not None:
+            volumes.revert_volumes(state.pod.key)
+        state.reserved_volumes.clear()
+        state.volume_bind_timeout = None
         if node is None:
             return []
         return self._notifications(state, node, ExtensionPoint.UNRESERVE)
@@ -909,7 +972,9 @@ class Framework:
 
     def run_pre_bind(self, state: CycleState, node: NodeInfo
                      ) -> tuple[Status, dict[str, str], dict[str, str]]:
-        """A refusal, or the labels and annotations to patch onto the pod."""
+        """A refusal, or the labels and annotations to patch onto the pod; a rule with
+        ``volumeBindingTimeoutSeconds`` sets ``state.volume_bind_timeout``: the volume
+        bindings reserve assumed go with the bind, which waits that long for them."""
         labels: dict[str, str] = {}
         annotations: dict[str, str] = {}
         for instance, rule, _ in self._applicable(state, ExtensionPoint.PRE_BIND):
@@ -925,6 +990,10 @@ class Framework:
                         value = evaluate(rule, expression, act)
                         if value is not IGNORED:
                             target[key] = value if isinstance(value, str) else str(value)
+                if rule.volume_binding_timeout_seconds is not None and state.reserved_volumes:
+                    timeout = evaluate(rule, rule.volume_binding_timeout_seconds, act)
+                    state.volume_bind_timeout = float(
+                        DEFAULT_VOLUME_BIND_TIMEOUT if timeout is IGNORED else max(timeout, 0))
             except RuleError as e:
                 return e.status, labels, annotations
         return SUCCESS, labels, annotations

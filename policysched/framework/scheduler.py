@@ -427,7 +427,7 @@ class Scheduler:
         cycle.node = node.name
 
         point_started = self.reach("Reserve")
-        status = fwk.run_reserve(state, node, self.counters)
+        status = fwk.run_reserve(state, node, self.counters, self.cache)
         self._observe(fwk, "Reserve", status, point_started)
         if not status.is_success:
             self.roll_back(fwk, state, node.name)
@@ -816,7 +816,7 @@ class Scheduler:
         """Unreserve (reverse order; the counters even when the node is gone) and forget
         the assumption."""
         node = self.cache.snapshot().node(node_name)
-        for note in fwk.run_unreserve(state, node, self.counters):
+        for note in fwk.run_unreserve(state, node, self.counters, self.cache):
             self.backend.record_event(state.pod, "Normal", "Unreserve", note)
         if self.cache.is_assumed(state.pod):
             self.cache.forget(state.pod)

@@ -44,7 +44,7 @@ from ..model.clock import Clock
 from ..model.events import ClusterEvent
 from ..model.objects import ObjectError, PodGroupSpec, PodInfo, pod_key
 from . import messages
-from .backend import Backend, BindOutcome, BindRequest
+from .backend import Backend, BindOutcome, BindRequest, VolumeBindRequest
 from .preemption import Candidate
 from .runtime import Framework
 from .scheduler import (
@@ -104,6 +104,9 @@ class ReadOnlyBackend:
 
     def start_bind(self, request: BindRequest) -> None:
         raise self._refuse("start_bind")
+
+    def bind_volumes(self, pod: PodInfo, volumes: VolumeBindRequest) -> None:
+        raise self._refuse("bind_volumes")
 
     def evict(self, pod: PodInfo, message: str) -> None:
         raise self._refuse("evict")

@@ -69,7 +69,7 @@ NODE_OBJECT_FIELDS = frozenset({"name", "labels", "annotations", "taints", "unsc
 POD_IDENTITY = frozenset({"name", "uid", "creationTimestamp", "metadata", "status"})
 # what changes between two scheduling cycles without the pod changing
 CYCLE_INPUTS = frozenset({"now", "pods", "nodes", "podsWithAffinity", "workloadSelector",
-                          "podGroupPods", "podVolumes", "aggregates"})
+                          "podGroupPods", "podVolumes", "volumeBinder", "aggregates"})
 POLICY_OWN = frozenset({"params", "variables"})  # what differs between two policies
 PASS, FAIL, OTHER = 1, 0, 2  # a filter rule's outcome on a node; OTHER: see ``statuses``
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Final
 
 from . import messages
@@ -48,7 +49,15 @@ from .objects import (
     pod_key,
     resource_amount,
 )
-from .selectors import LabelSelector, NodeAffinity, SelectorError, label_selector
+from .selectors import (
+    IN,
+    LabelSelector,
+    NodeAffinity,
+    NodeSelectorTerm,
+    Requirement,
+    SelectorError,
+    label_selector,
+)
 from .selectors import required_node_affinity as _required_node_affinity
 
 PERSISTENT_VOLUME_CLAIM: Final = "PersistentVolumeClaim"
@@ -67,6 +76,9 @@ API_VERSIONS: Mapping[str, str] = {
 
 STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 SELECTED_NODE_ANNOTATION = "volume.kubernetes.io/selected-node"
+BIND_COMPLETED_ANNOTATION = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER_ANNOTATION = "pv.kubernetes.io/bound-by-controller"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"  # a class that cannot provision
 ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
 VOLUME_MODES = ("Filesystem", "Block")
 BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
@@ -89,10 +101,20 @@ class ClaimInfo:
     selected_node: str  # the volume.kubernetes.io/selected-node annotation
     volume_mode: str
     selector: LabelSelector | None  # spec.selector: which volumes it may bind to
+    uid: str = ""
+    deleting: bool = False  # metadata.deletionTimestamp is set
+    bind_completed: bool = False  # the pv.kubernetes.io/bind-completed annotation
+    controller_uid: str = ""  # the uid of its controller owner (an ephemeral claim's pod)
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def bound(self) -> bool:
+        """Fully bound, as kube's volume binder reads it (isPVCFullyBound): a volume name
+        and the bind-completed annotation."""
+        return bool(self.volume_name) and self.bind_completed
 
 
 @dataclass(frozen=True)
@@ -110,6 +132,17 @@ class VolumeInfo:
     volume_handle: str  # spec.csi.volumeHandle
     claim: str  # spec.claimRef as "namespace/name"; '' when unclaimed
     phase: str
+    claim_uid: str = ""  # spec.claimRef.uid
+    deleting: bool = False  # metadata.deletionTimestamp is set
+
+    def bound_to(self, claim: ClaimInfo) -> bool:
+        """Whether its claimRef names ``claim`` (and its uid, when the ref has one):
+        IsVolumeBoundToClaim."""
+        return self.claim == claim.key and (not self.claim_uid or self.claim_uid == claim.uid)
+
+
+# a volume without node affinity is usable on every node (kube's CheckNodeAffinity)
+EVERY_NODE = NodeAffinity((), None)
 
 
 # the PersistentVolume labels VolumeZone reads (volumezone.topologyLabels)
@@ -157,6 +190,17 @@ class StorageClassInfo:
         return not self.allowed_topologies or any(
             all(labels.get(r.key) in r.values for r in term)
             for term in self.allowed_topologies)
+
+    @cached_property
+    def topology(self) -> NodeAffinity:
+        """``allowed_topologies`` as a NodeAffinity (its terms ORed, each of In
+        requirements): every node for a class without any."""
+        if not self.allowed_topologies:
+            return EVERY_NODE
+        return NodeAffinity((), tuple(
+            NodeSelectorTerm(LabelSelector(tuple(
+                Requirement(r.key, IN, tuple(sorted(r.values))) for r in term)), ())
+            for term in self.allowed_topologies))
 
 
 @dataclass(frozen=True)
@@ -274,11 +318,22 @@ def claim_info(obj: dict[str, Any]) -> ClaimInfo:
             selector = label_selector(spec["selector"])
         except SelectorError as e:
             raise ObjectError(child_path("spec", "selector"), str(e)) from None
+    metadata = _metadata(obj)
     return ClaimInfo(
         namespace, name, _storage_class(obj, spec), _access_modes(spec), requested,
         _get_str(spec, "volumeName", "spec"), _get_str(status, "phase", "status") or PENDING,
         annotations.get(SELECTED_NODE_ANNOTATION, ""),
-        _choice(spec, "volumeMode", "spec", VOLUME_MODES, VOLUME_MODES[0]), selector)
+        _choice(spec, "volumeMode", "spec", VOLUME_MODES, VOLUME_MODES[0]), selector,
+        _get_str(metadata, "uid", "metadata"), bool(metadata.get("deletionTimestamp")),
+        BIND_COMPLETED_ANNOTATION in annotations, _controller_uid(metadata))
+
+
+def _controller_uid(metadata: dict[str, Any]) -> str:
+    """The uid of the owner reference marked ``controller`` ('' when none)."""
+    for _, ref in _get_maps(metadata, "ownerReferences", "metadata"):
+        if ref.get("controller") is True:
+            return str(ref.get("uid") or "")
+    return ""
 
 
 def _node_affinity(spec: dict[str, Any]) -> NodeAffinity | None:
@@ -306,17 +361,19 @@ def volume_info(obj: dict[str, Any]) -> VolumeInfo:
         driver = _required_str(csi, "driver", csi_path)
         handle = _required_str(csi, "volumeHandle", csi_path)
     claim_ref = _get_map(spec, "claimRef", "spec")
-    claim = ""
+    claim = claim_uid = ""
     if claim_ref.get("name"):
         ref_path = child_path("spec", "claimRef")
         claim = (f"{_get_str(claim_ref, 'namespace', ref_path)}/"
                  f"{_get_str(claim_ref, 'name', ref_path)}")
+        claim_uid = _get_str(claim_ref, "uid", ref_path)
     return VolumeInfo(
         name, labels, _storage_class(obj, spec), _storage(
             _get_map(spec, "capacity", "spec"), child_path("spec", "capacity")),
         _access_modes(spec), _choice(spec, "volumeMode", "spec", VOLUME_MODES, VOLUME_MODES[0]),
         _node_affinity(spec), driver, handle, claim,
-        _get_str(status, "phase", "status") or PENDING)
+        _get_str(status, "phase", "status") or PENDING, claim_uid,
+        bool(_metadata(obj).get("deletionTimestamp")))
 
 
 def storage_class_info(obj: dict[str, Any]) -> StorageClassInfo:
@@ -444,6 +501,16 @@ class StorageObjects:
     csi_nodes: Mapping[str, CSINodeInfo]
     csi_drivers: Mapping[str, CSIDriverInfo]
 
+    @cached_property
+    def volumes_by_class(self) -> Mapping[str, tuple[VolumeInfo, ...]]:
+        """The volumes of each storage class, by name (the volume binder's index: kube's
+        assume cache lists PersistentVolumes by class)."""
+        found: dict[str, list[VolumeInfo]] = {}
+        for name in sorted(self.volumes):
+            volume = self.volumes[name]
+            found.setdefault(volume.storage_class, []).append(volume)
+        return {c: tuple(v) for c, v in found.items()}
+
     def volume_views(self, namespace: str, volumes: tuple[PodVolume, ...],
                      claim_nodes: Callable[[str], tuple[str, ...]] = lambda key: ()
                      ) -> list[dict[str, Any]]:
@@ -500,15 +567,15 @@ def _claim_view(claim: ClaimInfo | None) -> dict[str, Any]:
             "accessModes": list(claim.access_modes), "requestedStorage": claim.requested_storage,
             "volumeName": claim.volume_name, "phase": claim.phase,
             "selectedNode": claim.selected_node, "volumeMode": claim.volume_mode,
-            "usedOnNodes": []}
+            "usedOnNodes": [], "bound": claim.bound, "deleting": claim.deleting,
+            "controllerUID": claim.controller_uid}
 
 
 _NO_CLAIM: Final[dict[str, Any]] = {
     "name": "", "storageClassName": "", "accessModes": [], "requestedStorage": 0,
-    "volumeName": "", "phase": "", "selectedNode": "", "volumeMode": "", "usedOnNodes": []}
+    "volumeName": "", "phase": "", "selectedNode": "", "volumeMode": "", "usedOnNodes": [],
+    "bound": False, "deleting": False, "controllerUID": ""}
 _NO_DISK: Final[dict[str, Any]] = {"kind": "", "id": "", "readOnly": False, "monitors": []}
-# a volume without node affinity is usable on every node (kube's CheckNodeAffinity)
-EVERY_NODE = NodeAffinity((), None)
 
 
 def _volume_view(volume: VolumeInfo | None) -> dict[str, Any]:
@@ -534,13 +601,11 @@ def _class_view(storage_class: StorageClassInfo | None) -> dict[str, Any]:
         return _NO_CLASS
     return {"name": storage_class.name, "provisioner": storage_class.provisioner,
             "volumeBindingMode": storage_class.binding_mode,
-            "allowedTopologies": [
-                [{"key": r.key, "values": sorted(r.values)} for r in term]
-                for term in storage_class.allowed_topologies]}
+            "allowedTopologies": storage_class.topology}
 
 
 _NO_CLASS: Final[dict[str, Any]] = {"name": "", "provisioner": "", "volumeBindingMode": "",
-                                    "allowedTopologies": []}
+                                    "allowedTopologies": EVERY_NODE}
 
 
 STORAGE_PARSERS: Mapping[str, Callable[[dict[str, Any]], Any]] = {

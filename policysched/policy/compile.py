@@ -105,7 +105,8 @@ RULE_FIELDS: Mapping[ExtensionPoint, tuple[CelField, ...]] = {
         variables.SCORE, expression=CelField("expression", variables.SCORE, NUMBER)
     ),
     ExtensionPoint.RESERVE: _fields(
-        variables.RESERVE, counter=(STRING,), amount=(INT,), limit=(INT,)
+        variables.RESERVE, counter=(STRING,), amount=(INT,), limit=(INT,),
+        volumeBindings=(variables.VOLUME_BINDINGS_TYPE,),
     ),
     ExtensionPoint.UNRESERVE: _fields(variables.UNRESERVE),
     ExtensionPoint.PERMIT: _fields(
@@ -115,6 +116,7 @@ RULE_FIELDS: Mapping[ExtensionPoint, tuple[CelField, ...]] = {
         variables.PRE_BIND,
         labels=CelField("labels", variables.PRE_BIND, (STRING,), Shape.MAP),
         annotations=CelField("annotations", variables.PRE_BIND, (STRING,), Shape.MAP),
+        volumeBindingTimeoutSeconds=(INT,),
     ),
     ExtensionPoint.BIND: _fields(variables.BIND, target=(STRING,)),
     ExtensionPoint.POST_BIND: _fields(variables.POST_BIND),

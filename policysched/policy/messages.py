@@ -147,7 +147,7 @@ UNAVAILABLE = {
     "victim": "in {where}: victim exists only in postFilter victims",
 }
 UNAVAILABLE["nodes"] = UNAVAILABLE["podsWithAffinity"] = UNAVAILABLE["pods"]
-UNAVAILABLE["podVolumes"] = (
+UNAVAILABLE["podVolumes"] = UNAVAILABLE["volumeBinder"] = (
     "in {where}: the pod's volumes come from the cycle's snapshot: they are available from "
     "preFilter on and in spec.variables"
 )

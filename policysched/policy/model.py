@@ -207,11 +207,13 @@ class ScoreRule(Rule):
 
 @dataclass(frozen=True, kw_only=True)
 class ReserveRule(Rule):
-    """``counter``/``amount``/``limit`` are set together (``amount`` None means 1)."""
+    """``counter``/``amount``/``limit`` are set together (``amount`` None means 1).
+    ``volume_bindings`` (a ``policysched.VolumeBindings``) is assumed in the cache."""
 
     counter: CelExpression | None = None
     amount: CelExpression | None = None
     limit: CelExpression | None = None
+    volume_bindings: CelExpression | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,8 +234,12 @@ class PermitRule(Rule):
 
 @dataclass(frozen=True, kw_only=True)
 class PreBindRule(Rule):
+    """``volume_binding_timeout_seconds``: the volume bindings reserve assumed are written
+    with the bind, which waits at most that long for them to complete."""
+
     labels: Mapping[str, CelExpression] = field(default_factory=dict)
     annotations: Mapping[str, CelExpression] = field(default_factory=dict)
+    volume_binding_timeout_seconds: CelExpression | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,6 +41,8 @@ from .variables import (
     PODS_WITH_AFFINITY,
     PREFERRED_NODE_AFFINITY_TYPE,
     VARIABLES,
+    VOLUME_BINDER,
+    VOLUME_BINDER_TYPE,
     WORKLOAD_SELECTOR,
 )
 
@@ -98,6 +100,7 @@ _LABEL_READERS: Mapping[str, Type] = {
     "score": PREFERRED_NODE_AFFINITY_TYPE,
     "count": AGGREGATE_TYPE,
     "onNode": AGGREGATE_TYPE,
+    "bindings": VOLUME_BINDER_TYPE,
 }
 # what an aggregate reads besides its own expressions: the pods it counts (their labels,
 # namespaces and nodes), the nodes' topology labels and taints, the namespaces' labels
@@ -211,7 +214,7 @@ class _Walk:
             self.facts.add(Fact.POD_GROUPS)  # its podGroup comes from its PodGroup
         elif name == WORKLOAD_SELECTOR:
             self.facts.add(Fact.WORKLOADS)
-        elif name == POD_VOLUMES:
+        elif name in (POD_VOLUMES, VOLUME_BINDER):
             self.facts.add(Fact.STORAGE)
 
     def select(self, node: ast.Select, bound: frozenset[str]) -> None:

@@ -38,7 +38,7 @@ from ..cel.types import (
     list_of,
     map_of,
 )
-from . import aggregate_functions, kubernetes_functions, messages
+from . import aggregate_functions, kubernetes_functions, messages, volume_functions
 
 NOW = "now"
 POD = "pod"
@@ -59,6 +59,7 @@ ITEM = "item"
 COUNTED_POD = "p"
 PRE_FILTER_RAN = "preFilterRan"
 POD_VOLUMES = "podVolumes"
+VOLUME_BINDER = "volumeBinder"
 
 POD_TYPE = Type("policysched.Pod")
 NODE_TYPE = Type("policysched.Node")
@@ -76,8 +77,11 @@ POD_VOLUME_TYPE = Type("policysched.PodVolume")
 CLAIM_TYPE = Type("policysched.PersistentVolumeClaim")
 PERSISTENT_VOLUME_TYPE = Type("policysched.PersistentVolume")
 STORAGE_CLASS_TYPE = Type("policysched.StorageClass")
-TOPOLOGY_REQUIREMENT_TYPE = Type("policysched.TopologyRequirement")
 DISK_TYPE = Type("policysched.Disk")
+VOLUME_BINDER_TYPE = volume_functions.VOLUME_BINDER_TYPE
+VOLUME_BINDINGS_TYPE = volume_functions.VOLUME_BINDINGS_TYPE
+VOLUME_BINDING_TYPE = Type("policysched.VolumeBinding")
+VOLUME_PROVISION_TYPE = Type("policysched.VolumeProvision")
 # opaque: values of Kubernetes' matching functions (kubernetes_functions), no fields
 LABEL_SELECTOR_TYPE = kubernetes_functions.LABEL_SELECTOR_TYPE
 NODE_AFFINITY_TYPE = kubernetes_functions.NODE_AFFINITY_TYPE
@@ -177,6 +181,9 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "selectedNode": STRING,
         "volumeMode": STRING,
         "usedOnNodes": list_of(STRING),
+        "bound": BOOL,
+        "deleting": BOOL,
+        "controllerUID": STRING,
     },
     PERSISTENT_VOLUME_TYPE.name: {
         "name": STRING,
@@ -196,9 +203,28 @@ OBJECT_TYPES: Mapping[str, Mapping[str, Type]] = {
         "name": STRING,
         "provisioner": STRING,
         "volumeBindingMode": STRING,
-        "allowedTopologies": list_of(list_of(TOPOLOGY_REQUIREMENT_TYPE)),
+        "allowedTopologies": NODE_AFFINITY_TYPE,
     },
-    TOPOLOGY_REQUIREMENT_TYPE.name: {"key": STRING, "values": list_of(STRING)},
+    VOLUME_BINDINGS_TYPE.name: {
+        "static": list_of(VOLUME_BINDING_TYPE),
+        "provisions": list_of(VOLUME_PROVISION_TYPE),
+        "unmatched": list_of(STRING),
+        "boundConflict": BOOL,
+        "missingVolumes": BOOL,
+        "classUtilization": map_of(STRING, INT),
+    },
+    VOLUME_BINDING_TYPE.name: {
+        "claimName": STRING,
+        "volumeName": STRING,
+        "storageClassName": STRING,
+        "requested": INT,
+        "capacity": INT,
+    },
+    VOLUME_PROVISION_TYPE.name: {
+        "claimName": STRING,
+        "storageClassName": STRING,
+        "requested": INT,
+    },
     OWNER_REFERENCE_TYPE.name: {
         "apiVersion": STRING,
         "kind": STRING,
@@ -328,6 +354,14 @@ DECLARATIONS: Mapping[str, Declaration] = {
         "inline CSI volumes — each with its claim, the claim's bound PersistentVolume and "
         "its StorageClass as the cycle's snapshot has them ([] for a pod without any)",
         "podVolumes.all(v, v.persistentVolume.nodeAffinity.matches(node))"),
+    VOLUME_BINDER: Declaration(
+        VOLUME_BINDER_TYPE,
+        "kube-scheduler's volume binder for the pod in the cycle's snapshot (bindings that "
+        "other pods' reserve assumed included): `volumeBinder.bindings(node)` says which "
+        "PersistentVolume each of its unbound WaitForFirstConsumer claims would take on "
+        "that node, which would be provisioned, and whether its bound claims admit the node; "
+        "a reserve rule's `volumeBindings` assumes them",
+        "volumeBinder.bindings(node).unmatched.size() == 0"),
     PRE_FILTER_RAN: Declaration(
         BOOL,
         "whether preFilter got to this policy in this cycle: false when a policy before it "
@@ -479,6 +513,11 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "usedOnNodes": "the nodes (sorted) whose scheduled pods — bound or assumed — use "
                        "the claim through a `persistentVolumeClaim` volume: an index the "
                        "cache keeps (kube-scheduler's PVCRefCounts over the nodes)",
+        "bound": "fully bound, as kube's volume binder reads it: `volumeName` set and the "
+                 "`pv.kubernetes.io/bind-completed` annotation present",
+        "deleting": "`metadata.deletionTimestamp` is set",
+        "controllerUID": "the uid of the owner reference marked `controller` ('' for none): "
+                         "an ephemeral volume's claim is owned by its pod",
     },
     PERSISTENT_VOLUME_TYPE.name: {
         "name": "`metadata.name`",
@@ -504,12 +543,39 @@ FIELD_DOCS: Mapping[str, Mapping[str, str]] = {
         "name": "`metadata.name`",
         "provisioner": "`provisioner`",
         "volumeBindingMode": "`volumeBindingMode` (`Immediate` when unset)",
-        "allowedTopologies": "`allowedTopologies`: terms (any may match) of requirements "
-                             "(all must): a node label and its allowed values",
+        "allowedTopologies": "`allowedTopologies` as a NodeAffinity (`matches(node)`): its "
+                             "terms ORed, each of In requirements on node labels; every node "
+                             "matches when the class has none",
     },
-    TOPOLOGY_REQUIREMENT_TYPE.name: {
-        "key": "a node label",
-        "values": "the values it may have",
+    VOLUME_BINDINGS_TYPE.name: {
+        "static": "the claims that would bind to an existing PersistentVolume, smallest "
+                  "request first, each with the smallest matching volume (one pre-bound to "
+                  "it first), none taken twice",
+        "provisions": "the claims that would be provisioned on the node: no matching volume, "
+                      "and a class with a provisioner whose allowedTopologies admit the "
+                      "node (or a selected-node annotation naming the node)",
+        "unmatched": "the names of the claims with neither (all of them when one is "
+                     "already being provisioned for another node)",
+        "boundConflict": "a claim already bound has a PersistentVolume whose node affinity "
+                         "rejects the node (kube's checkBoundClaims: the first bound claim "
+                         "whose volume is missing or rejects the node decides which)",
+        "missingVolumes": "a claim already bound names a PersistentVolume that does not "
+                          "exist (the same first claim decides)",
+        "classUtilization": "per class of `static`, the requests in percent of the volumes' "
+                            "capacity (100 when exceeded or 0): what VolumeBinding's "
+                            "capacity scoring reads",
+    },
+    VOLUME_BINDING_TYPE.name: {
+        "claimName": "the claim (in the pod's namespace)",
+        "volumeName": "the PersistentVolume it would bind to",
+        "storageClassName": "the volume's class",
+        "requested": "the claim's requested storage in bytes",
+        "capacity": "the volume's capacity in bytes",
+    },
+    VOLUME_PROVISION_TYPE.name: {
+        "claimName": "the claim (in the pod's namespace)",
+        "storageClassName": "its class",
+        "requested": "its requested storage in bytes",
     },
     OWNER_REFERENCE_TYPE.name: {
         "apiVersion": "the owner's API version",
@@ -524,11 +590,11 @@ _TYPES: Mapping[str, Type] = {name: d.type for name, d in DECLARATIONS.items()}
 
 _POD_LEVEL = frozenset({NOW, POD, PARAMS, VARIABLES})
 _CLUSTER = frozenset({PODS, NODES, PODS_WITH_AFFINITY, WORKLOAD_SELECTOR, POD_GROUP_PODS,
-                      POD_VOLUMES})
+                      POD_VOLUMES, VOLUME_BINDER})
 _CLUSTER_LEVEL = _POD_LEVEL | _CLUSTER | {AGGREGATES}
 # what a node-level expression sees: the pod-level variables, the node, and the pod's
 # volumes (per pod, not per node: the snapshot's claims and volumes)
-_NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS, AGGREGATES, POD_VOLUMES}
+_NODE_LEVEL = _POD_LEVEL | {NODE, NODE_PODS, AGGREGATES, POD_VOLUMES, VOLUME_BINDER}
 
 
 @dataclass(frozen=True)
@@ -619,7 +685,8 @@ def _functions() -> Mapping[str, Function]:
     """The standard library and the policy functions."""
     functions = dict(standard_library())
     functions["matches"] = kubernetes_functions.matches_extending(functions["matches"])
-    for function in (*aggregate_functions.FUNCTIONS, *kubernetes_functions.FUNCTIONS):
+    for function in (*aggregate_functions.FUNCTIONS, *kubernetes_functions.FUNCTIONS,
+                     *volume_functions.FUNCTIONS):
         assert function.name not in functions, function.name
         functions[function.name] = function
     return functions

@@ -39,6 +39,7 @@ from ..framework.backend import (
     BindError,
     BindOutcome,
     BindRequest,
+    VolumeBindRequest,
 )
 from ..model.clock import Clock
 from ..model.events import (
@@ -430,6 +431,11 @@ class LeaderOnlyBackend:
     def drain_bind_outcomes(self) -> list[BindOutcome]:
         refused, self._refused = self._refused, []
         return refused + self.backend.drain_bind_outcomes()
+
+    def bind_volumes(self, pod: PodInfo, volumes: VolumeBindRequest) -> None:
+        if not self.is_leader():
+            raise BindError(self.reason())
+        self.backend.bind_volumes(pod, volumes)
 
     def evict(self, pod: PodInfo, message: str) -> None:
         if self._may_write():

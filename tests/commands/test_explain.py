@@ -137,3 +137,16 @@ def test_explain_json_has_each_nodes_rejecting_rule_zone_and_fill_and_the_reject
         "zone": "zone-c", "cpu": 0.0, "memory": 0.0, "pods": 0}
     assert data["rejections"] == [{"rule": "ssd-only/needs-ssd", "nodes": 2, "reasons": [
         {"reason": "node(s) without an SSD", "nodes": 2}]}]
+
+
+def test_explain_shows_volume_reasons_in_kube_words() -> None:
+    """examples/volumes: each node's VolumeBinding verdict, volumeBinder read by the
+    filter rule alone (nothing before it computed it)."""
+    cluster = Path(__file__).parents[2] / "examples" / "volumes" / "cluster.yaml"
+    result = CliRunner().invoke(main, ["explain", "--cluster", str(cluster), "--pod", "db-0"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert "chosen: node-b" in lines
+    row = next(line for line in lines if line.strip().startswith("node-a"))
+    assert "volume-binding/volumes-bindable: node(s) didn't find available persistent " \
+           "volumes to bind" in row

@@ -39,8 +39,8 @@ ALLOWED = [
     ("watch", "apps", "statefulsets", "", ""),
     ("list", "policy", "poddisruptionbudgets", "", ""),
     ("watch", "policy", "poddisruptionbudgets", "", ""),
-    *((verb, "", resource, "", "") for verb in ("list", "watch")
-      for resource in ("persistentvolumeclaims", "persistentvolumes")),
+    *((verb, "", resource, "", "") for verb in ("list", "watch", "get", "update")
+      for resource in ("persistentvolumeclaims", "persistentvolumes")),  # update: preBind
     *((verb, "storage.k8s.io", resource, "", "") for verb in ("list", "watch")
       for resource in ("storageclasses", "csinodes", "csidrivers")),
     ("create", "events.k8s.io", "events", "", "default"),
@@ -62,6 +62,9 @@ DENIED = [
     ("update", "", "nodes", "", ""),
     ("patch", "", "nodes", "", ""),
     ("create", "", "nodes", "", ""),
+    ("delete", "", "persistentvolumes", "", ""),
+    ("create", "", "persistentvolumes", "", ""),
+    ("delete", "", "persistentvolumeclaims", "", "default"),
     ("get", "", "secrets", "", NS),
     ("list", "", "secrets", "", ""),
     ("create", "", "pods", "", "default"),

@@ -11,12 +11,17 @@ does by itself and what it leaves to the scheduler's VolumeBinding plugin.
   the claim: what kube-scheduler's VolumeBinding preBind writes for a static PV
   (``GetBindVolumeToClaim``), and what policysched's preBind must write.
 
-No scheduler runs here: pods name a scheduler that does not exist, so they stay Pending.
+In the first tests no scheduler runs: pods name a scheduler that does not exist, so they
+stay Pending. The last ones are scheduled by policysched (the built-in profile's
+volume-binding policy): a static volume pulls its pod to its zone, two pods racing for one
+volume never both bind, a claim to provision gets the chosen node's selected-node
+annotation.
 """
 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -177,3 +182,125 @@ def test_delayed_claims_wait_for_the_scheduler_to_name_the_volume(
                               "resourceVersion": pvc.metadata.resource_version}}})
     wait_for_claim(core, namespace, "data", is_bound_to(pv_name), f"Bound to {pv_name}")
     wait_for_volume(core, pv_name, lambda v: v.status.phase == "Bound", "Bound")
+
+
+# ------------------------------------------------------------------ with policysched scheduling
+# The built-in profile's volume-binding policy (VolumeBinding) schedules the pods below:
+# its reserve assumes the bindings, its preBind writes them (claimRef / selected-node) and
+# waits for the controller to complete them before the pod is bound.
+
+NO_VOLUME = "node(s) didn't find available persistent volumes to bind"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def zonal_volume(name: str, namespace: str, class_name: str, zone: str) -> dict[str, Any]:
+    document = persistent_volume(name, namespace, storage_class_name=class_name)
+    document["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{
+        "matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}]}}
+    return document
+
+
+def scheduled_pod(name: str, namespace: str, claim_name: str) -> dict[str, Any]:
+    document = pod_with_claim(name, namespace, claim_name)
+    document["spec"]["schedulerName"] = support.SCHEDULER_NAME
+    return document
+
+
+def kwok_nodes(core: Any) -> list[Any]:
+    return sorted(core.list_node(label_selector="type=kwok").items,
+                  key=lambda n: n.metadata.name)
+
+
+def bound_pod(core: Any, namespace: str, name: str) -> Any:
+    return support.wait_for_pod(core, namespace, name, support.is_bound, BIND_TIMEOUT,
+                                "bound to a node")
+
+
+def test_a_static_volume_pulls_its_pod_to_its_zone(
+        scheduler: support.SchedulerProcess, storage: Any, namespace: str,
+        admin_api: Any) -> None:
+    core = storage
+    target = kwok_nodes(core)[-1]
+    zone = target.metadata.labels[ZONE]
+    class_name = support.unique(f"{namespace}-wffc")
+    pv_name = support.unique(f"{namespace}-pv")
+    support.create(admin_api, storage_class(class_name, namespace, "WaitForFirstConsumer"))
+    support.create(admin_api, zonal_volume(pv_name, namespace, class_name, zone))
+    support.create(admin_api, claim("data", namespace, storage_class_name=class_name))
+    support.create(admin_api, scheduled_pod("db", namespace, "data"))
+
+    placed = bound_pod(core, namespace, "db")
+    assert placed.spec.node_name == target.metadata.name
+    # preBind wrote the claimRef; the controller completed the binding before the bind
+    pvc = core.read_namespaced_persistent_volume_claim("data", namespace)
+    assert pvc.spec.volume_name == pv_name and pvc.status.phase == "Bound"
+    assert "pv.kubernetes.io/bind-completed" in pvc.metadata.annotations
+    pv = core.read_persistent_volume(pv_name)
+    assert pv.spec.claim_ref.uid == pvc.metadata.uid
+    assert pv.metadata.annotations[BOUND_BY_CONTROLLER] == "yes"
+
+
+def test_two_pods_racing_for_one_volume_never_both_bind(
+        scheduler: support.SchedulerProcess, storage: Any, namespace: str,
+        admin_api: Any) -> None:
+    core = storage
+    zone = kwok_nodes(core)[0].metadata.labels[ZONE]
+    class_name = support.unique(f"{namespace}-wffc")
+    pv_name = support.unique(f"{namespace}-pv")
+    support.create(admin_api, storage_class(class_name, namespace, "WaitForFirstConsumer"))
+    support.create(admin_api, zonal_volume(pv_name, namespace, class_name, zone))
+    for name in ("a", "b"):
+        support.create(admin_api, claim(f"data-{name}", namespace, storage_class_name=class_name))
+    for name in ("a", "b"):  # one burst: the second is queued while the first binds
+        support.create(admin_api, scheduled_pod(f"db-{name}", namespace, f"data-{name}"))
+
+    def settled(pod: Any) -> bool:
+        return support.is_bound(pod) or support.unschedulable_with(NO_VOLUME)(pod)
+
+    outcomes = {name: support.wait_for_pod(core, namespace, f"db-{name}", settled,
+                                           BIND_TIMEOUT, "bound or rejected")
+                for name in ("a", "b")}
+    bound = [name for name, pod in outcomes.items() if support.is_bound(pod)]
+    assert len(bound) == 1, outcomes
+    loser = "b" if bound == ["a"] else "a"
+    time.sleep(2)  # no late second bind
+    assert not core.read_namespaced_pod(f"db-{loser}", namespace).spec.node_name
+    pv = core.read_persistent_volume(pv_name)
+    assert pv.spec.claim_ref.name == f"data-{bound[0]}"
+    pending = core.read_namespaced_persistent_volume_claim(f"data-{loser}", namespace)
+    assert pending.status.phase == "Pending" and not pending.spec.volume_name
+
+
+def test_a_claim_to_provision_gets_the_chosen_node(
+        scheduler: support.SchedulerProcess, storage: Any, namespace: str,
+        admin_api: Any) -> None:
+    """A WaitForFirstConsumer claim of a class with a provisioner: preBind annotates it with
+    the chosen node; this test then acts as that provisioner (a PV on the node, bound to
+    the claim), the controller binds the claim, and the pod is bound to the node."""
+    core = storage
+    class_name = support.unique(f"{namespace}-dynamic")
+    document = storage_class(class_name, namespace, "WaitForFirstConsumer")
+    document["provisioner"] = "e2e.policysched.io/provisioner"
+    support.create(admin_api, document)
+    support.create(admin_api, claim("data", namespace, storage_class_name=class_name))
+    support.create(admin_api, scheduled_pod("app", namespace, "data"))
+
+    pvc = wait_for_claim(
+        core, namespace, "data",
+        lambda c: bool((c.metadata.annotations or {}).get(SELECTED_NODE)), "a selected node")
+    node = pvc.metadata.annotations[SELECTED_NODE]
+    assert node in {n.metadata.name for n in kwok_nodes(core)}
+    assert not core.read_namespaced_pod("app", namespace).spec.node_name  # preBind waits
+
+    pv_name = support.unique(f"{namespace}-pv")
+    provisioned = persistent_volume(pv_name, namespace, storage_class_name=class_name,
+                                    node=node)
+    provisioned["spec"]["claimRef"] = {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace,
+        "name": "data", "uid": pvc.metadata.uid}
+    support.create(admin_api, provisioned)
+
+    placed = bound_pod(core, namespace, "app")
+    assert placed.spec.node_name == node
+    bound_claim = core.read_namespaced_persistent_volume_claim("data", namespace)
+    assert bound_claim.spec.volume_name == pv_name

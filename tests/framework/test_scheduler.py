@@ -281,8 +281,9 @@ def poison_reserve(scheduler: Scheduler, poison: str) -> None:
     fwk = scheduler.profiles["policysched"]
     original = fwk.run_reserve
 
-    def run_reserve(state: CycleState, node: NodeInfo, counters: dict[str, float]) -> Status:
-        status = original(state, node, counters)  # takes the counters first
+    def run_reserve(state: CycleState, node: NodeInfo, counters: dict[str, float],
+                    volumes: Any = None) -> Status:
+        status = original(state, node, counters, volumes)  # takes the counters first
         if state.pod.name == poison:
             raise ZeroDivisionError("division by zero")
         return status

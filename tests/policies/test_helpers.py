@@ -36,8 +36,8 @@ def test_library_validates() -> None:
         "node-resources-balanced-allocation", "node-resources-fit",
         "node-resources-most-allocated", "node-unschedulable", "pod-topology-spread",
         "prefer-labelled-nodes", "priority-sort", "resource-limits", "scheduling-gates",
-        "taint-toleration", "volume-restrictions", "node-volume-limits", "volume-zone",
-        "zone-a-first",
+        "taint-toleration", "volume-restrictions", "node-volume-limits", "volume-binding",
+        "volume-zone", "zone-a-first",
     }
 
 
