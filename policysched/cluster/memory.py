@@ -456,7 +456,37 @@ class MemoryBackend:
             self._store[kind][key] = obj
             if kind != PRIORITY_CLASS:
                 self._pending.append(ClusterEvent("ADDED", _resource(kind), copy_object(obj)))
+            if kind in (PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM):
+                self._sync_pre_bound(kind, obj)
             return obj
+
+    def _sync_pre_bound(self, kind: str, obj: dict[str, Any]) -> None:
+        """The PersistentVolume controller's sync of a new claim or volume that completes a
+        pre-bound pair: a claim whose ``volumeName`` names a volume that is unclaimed or
+        claimed by it is bound to it (so a cluster file's bound claims need no
+        bind-completed annotation)."""
+        if kind == PERSISTENT_VOLUME_CLAIM:
+            claim: dict[str, Any] | None = obj
+            volume_name = (obj.get("spec") or {}).get("volumeName")
+            volume = self._store[PERSISTENT_VOLUME].get(volume_name) if volume_name else None
+        else:
+            volume = obj
+            ref = (obj.get("spec") or {}).get("claimRef") or {}
+            claim = self._store[PERSISTENT_VOLUME_CLAIM].get(
+                f"{ref.get('namespace') or DEFAULT_NAMESPACE}/{ref.get('name')}"
+            ) if ref.get("name") else None
+        if claim is None or volume is None or ((claim.get("spec") or {}).get("volumeName")
+                                               != volume["metadata"]["name"]):
+            return
+        try:
+            changed = bind_volume_to_claim(volume, claim)
+        except BackendError:
+            return  # claimed by another claim: the controller leaves the claim Pending
+        if changed is not None:
+            volume.clear()
+            volume.update(changed)
+            self._modified(PERSISTENT_VOLUME, volume)
+        self._complete_binding(claim, volume)
 
     def update_object(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Replace an existing object (keeping its uid and creationTimestamp), as a PUT

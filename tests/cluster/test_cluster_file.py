@@ -306,9 +306,16 @@ status: {allocatable: {cpu: "1", memory: 1Gi, pods: "10"}}
     objects = parse_cluster(text)
     backend = MemoryBackend(objects)
     events = backend.drain_events()
-    assert [e.resource for e in events] == [
+    assert [e.resource for e in events if e.kind == "ADDED"] == [
         "Node", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode",
         "CSIDriver", "Pod"]  # storage objects before the pods that use them
+    # the in-process PV controller completes the pre-bound pair as soon as both exist
+    modified = [e for e in events if e.kind == "MODIFIED"]
+    assert {e.resource for e in modified} == {"PersistentVolume", "PersistentVolumeClaim"}
+    assert modified[-2].obj["status"]["phase"] == "Bound"  # the volume
+    claim = modified[-1].obj
+    assert claim["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] == "yes"
+    assert claim["status"]["phase"] == "Bound"
     cache = Cache()
     for event in events:
         cache.apply(event)
