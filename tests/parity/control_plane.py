@@ -1,5 +1,7 @@
 """The oracle's cluster: a private local control plane (``deploy/local/cluster.sh up --nodes
-0``, started with the e2e suite's helpers) and the reference kube-scheduler on it, with the
+0``, started with the e2e suite's helpers), kube-controller-manager with only the
+PersistentVolume binder (which completes the bindings kube-scheduler's VolumeBinding starts
+and binds a scenario's pre-bound claims), and the reference kube-scheduler on it, with the
 default profile and its per-node final scores in its log (klog V(10) of schedule_one.go
 only, through ``--vmodule``). ``with control_plane(dir) as plane:`` always stops every
 process it started (``cluster.sh down``), also on an error or an interrupt.
@@ -125,6 +127,10 @@ def control_plane(cluster_dir: Path) -> Iterator[ControlPlane]:
     if cluster is None:
         raise OracleError("could not start the local control plane:\n" + "\n\n".join(failures))
     try:
+        try:
+            support.start_controller_manager(cluster)
+        except support.ClusterError as e:
+            raise OracleError(str(e)) from None
         _start_scheduler(cluster)
         yield ControlPlane(cluster)
     finally:

@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .outcome import Outcome
-from .scenario import PDB, Object, Scenario
+from .scenario import CSI_NODE, PDB, PV, PVC, Object, Scenario
+from .storage import (
+    NO_PROVISIONER,
+    WAIT_FOR_FIRST_CONSUMER,
+    claim_key,
+    claims_of,
+    storage_class_of,
+)
 
 # feature → plugin, in table order
 FEATURES: dict[str, str] = {
@@ -44,12 +51,27 @@ FEATURES: dict[str, str] = {
     "spread-inclusion-policies": "PodTopologySpread",
     "spread-match-label-keys": "PodTopologySpread",
     "images": "ImageLocality",
+    "bound-volumes": "VolumeBinding",
+    "missing-claim": "VolumeBinding",
+    "unbound-immediate": "VolumeBinding",
+    "wffc-static": "VolumeBinding",
+    "wffc-provision": "VolumeBinding",
+    "volume-zones": "VolumeZone",
+    "rwop": "VolumeRestrictions",
+    "disk-conflicts": "VolumeRestrictions",
+    "csi-limits": "NodeVolumeLimits",
     "priority": "PrioritySort",
     "preemption": "DefaultPreemption",
     "pdb": "DefaultPreemption",
     "preemption-never": "DefaultPreemption",
 }
 FEW_PODS = 10  # a node with fewer pod slots than this exercises the pods capacity
+# the volume sources VolumeRestrictions checks for conflicts (GCE PD, EBS, ISCSI, RBD)
+DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd")
+# node labels VolumeZone compares with a volume's (kube's topology and beta labels)
+ZONE_LABELS = ("topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+               "failure-domain.beta.kubernetes.io/zone",
+               "failure-domain.beta.kubernetes.io/region")
 
 
 def _containers(spec: Object) -> Iterator[tuple[Object, bool]]:
@@ -111,6 +133,7 @@ def features(scenario: Scenario, pod: Object, *outcomes: Outcome) -> frozenset[s
         found.add("priority")
         if spec["priorityClassName"].endswith("-never"):
             found.add("preemption-never")
+    found |= _volumes(scenario, pod)
     if any(o.nominated or o.victims for o in outcomes):
         found.add("preemption")
         if scenario.of_kind(PDB):
@@ -167,4 +190,44 @@ def _spread(constraints: list[Object]) -> set[str]:
             found.add("spread-inclusion-policies")
         if c.get("matchLabelKeys"):
             found.add("spread-match-label-keys")
+    return found
+
+
+def _volumes(scenario: Scenario, pod: Object) -> set[str]:
+    """The volume features of the pod's claims (as the scenario starts) and disks."""
+    found = set()
+    volumes = pod["spec"].get("volumes") or []
+    if any(source in v for v in volumes for source in DISK_SOURCES):
+        found.add("disk-conflicts")
+    namespace = pod["metadata"].get("namespace") or "default"
+    claims = {claim_key(c): c for c in scenario.of_kind(PVC)}
+    pvs = {v["metadata"]["name"]: v for v in scenario.of_kind(PV)}
+    limited = {d["name"] for n in scenario.of_kind(CSI_NODE)
+               for d in (n.get("spec") or {}).get("drivers") or []
+               if (d.get("allocatable") or {}).get("count") is not None}
+    for name in claims_of(pod):
+        claim = claims.get(f"{namespace}/{name}")
+        if claim is None:
+            found.add("missing-claim")
+            continue
+        spec = claim.get("spec") or {}
+        if "ReadWriteOncePod" in spec.get("accessModes", []):
+            found.add("rwop")
+        storage_class = storage_class_of(claim, scenario.objects) or {}
+        volume = pvs.get(spec.get("volumeName", ""))
+        driver = storage_class.get("provisioner")
+        if spec.get("volumeName"):
+            found.add("bound-volumes")
+            labels = (volume or {}).get("metadata", {}).get("labels") or {}
+            if any(key in labels for key in ZONE_LABELS):
+                found.add("volume-zones")
+            driver = ((volume or {}).get("spec") or {}).get("csi", {}).get("driver")
+        elif storage_class.get("volumeBindingMode") != WAIT_FOR_FIRST_CONSUMER:
+            found.add("unbound-immediate")
+        elif storage_class.get("provisioner") == NO_PROVISIONER:
+            found.add("wffc-static")
+        else:
+            found.add("wffc-provision")
+        if driver in limited:
+            found.add("csi-limits")
     return found

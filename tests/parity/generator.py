@@ -27,7 +27,10 @@ PodDisruptionBudgets over some of the victims (``preemption-budgets``), or block
   PodDisruptionBudgets with a status (``disruptionsAllowed`` 0 to 2, ``disruptedPods``),
   selectors matching some pods, an empty one (which kube-scheduler reads as matching none);
 * start times: each bound pod's ``status.startTime`` (distinct on a node, often equal
-  across nodes: preemption ranks candidates by them, and kube picks any of those tied).
+  across nodes: preemption ranks candidates by them, and kube picks any of those tied);
+* storage, in a share of the scenarios of the themes that do not preempt
+  (``generator_storage``): claims bound, waiting for their first consumer or missing,
+  volume zones, ReadWriteOncePod, CSI attach limits, disk conflicts.
 
 Every object is one the API server accepts (the oracle reports one it refuses).
 """
@@ -39,6 +42,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .generator_storage import add_storage, wants_storage
 from .scenario import (
     NAMESPACE,
     NODE,
@@ -157,6 +161,9 @@ def scenario(seed: int, index: int) -> Scenario:
     objects += bound
     count = rng.randint(5, 9) if ctx.preempting else rng.randint(3, 8)
     pending = [_pod(ctx, f"{sid}-q{i}", pending=True) for i in range(count)]
+    storage = wants_storage(seed, index, theme)
+    if storage is not None:
+        objects += add_storage(storage, sid, ctx.nodes, bound, pending)
     return Scenario(sid, tuple(objects), tuple(pending), f"seed {seed}")
 
 

@@ -3,16 +3,20 @@ decision.
 
 Per scenario: the initial objects are created (Namespaces; PriorityClasses; a RuntimeClass
 per ``runtimeClassName`` of its pods, with their overhead; PodDisruptionBudgets, whose
-status the oracle writes itself, no disruption controller running; Nodes, annotated for
-KWOK so that terminating pods are removed; bound pods, each given its start time once KWOK
-has made it ready), then a barrier: a throw-away pod pinned to the last node through the
+status the oracle writes itself, no disruption controller running; storage — classes,
+drivers, volumes and claims, pre-bound pairs bound by kube-controller-manager's PV binder
+(``oracle_storage``); Nodes, annotated for KWOK so that terminating pods are removed;
+CSINodes; bound pods, each given its start time once KWOK has made it ready), then a
+barrier: a throw-away pod pinned to the last node through the
 scheduler, which proves the scheduler's informers have seen every node and pod before it
 (informer events are ordered per resource), deleted before going on. The pending pods are
 created one at a time, under kube's profile name; for each the oracle records the bound
 node, or the first FailedScheduling event's message, the node preemption nominated and the
 victims it deleted (a watch sees every state of the pod, even a failure that a preemptor's
 binding follows within milliseconds; a nominated pod is waited for until bound, up to
-``DECIDE_TIMEOUT``); a bound pod is given its start time
+``DECIDE_TIMEOUT``), and the claims its binding bound; a pod whose claim waits for a
+provisioner (none runs) is decided when kube-scheduler writes the claim's selected node;
+a bound pod is given its start time
 (``scenario.pending_start``) before the next pod is created, and a pod left unbound is
 deleted, so that later decisions see only bound pods.
 
@@ -22,9 +26,9 @@ few milliseconds apart. So the oracle waits for the podIP, writes the pod's star
 and writes it again until the API server has held it for ``SETTLE`` seconds; after the
 barrier it checks that the API server still holds each bound pod's.
 
-Afterwards the scenario's pods, PodDisruptionBudgets, Nodes, PriorityClasses and
-RuntimeClasses are deleted (Namespaces cannot be, without a controller: names are unique).
-kube's per-node final scores are read from its log at the end.
+Afterwards the scenario's pods, PodDisruptionBudgets, Nodes, PriorityClasses,
+RuntimeClasses and storage objects are deleted (Namespaces cannot be, without a
+controller: names are unique). kube's per-node final scores are read from its log at the end.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from typing import Any
 from tests.e2e import support
 
 from .control_plane import KUBE_SCHEDULER_NAME, ControlPlane, OracleError
+from .oracle_storage import StorageOracle, storage_path, waits_for_provisioning
 from .outcome import Outcome
 from .scenario import (
     NAMESPACE,
@@ -150,6 +155,9 @@ def _path(obj: Object) -> str:
     """The collection path of an object's kind (and namespace)."""
     kind = obj["kind"]
     ns = obj["metadata"].get("namespace") or "default"
+    storage = storage_path(obj)
+    if storage is not None:
+        return storage
     return {
         NAMESPACE: "/api/v1/namespaces",
         PRIORITY_CLASS: "/apis/scheduling.k8s.io/v1/priorityclasses",
@@ -220,6 +228,7 @@ class Oracle:
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane
         self.rest = Rest(plane)
+        self.storage = StorageOracle(self.rest)
         self.rest.must("POST", _path(BARRIER_CLASS), BARRIER_CLASS, ok=(201, 409))
 
     # -- one scenario ----------------------------------------------------------------------
@@ -265,7 +274,11 @@ class Oracle:
             created["status"] = pdb.get("status", {})
             name = pdb["metadata"]["name"]
             self.rest.must("PUT", f"{_path(pdb)}/{name}/status", created)
-        for obj in [*scenario.nodes, *scenario.bound_pods]:
+        self.storage.create(scenario)
+        for obj in scenario.nodes:
+            self.rest.must("POST", _path(obj), _for_kube(obj))
+        self.storage.create_csi_nodes(scenario)
+        for obj in scenario.bound_pods:
             self.rest.must("POST", _path(obj), _for_kube(obj))
         self._start_times(_initial_start_times(scenario))
 
@@ -367,7 +380,16 @@ class Oracle:
             last = states[-1]  # a nominated pod: until bound
             return last.node is not None or (last.failed and not last.nominated)
 
-        states = self.rest.watch_pod(namespace, name, version, decided, DECIDE_TIMEOUT)
+        if waits_for_provisioning(scenario, pending):
+            states, selected = self._wait_provisioning(scenario, pending, decided)
+            if selected and not any(s.node for s in states):
+                self._delete_pod(namespace, name)
+                failed = any(s.failed for s in states)
+                return Outcome(key, next(iter(selected.values())),
+                               self._first_failure(namespace, name, uid) if failed else None,
+                               selected=selected, waiting=True)
+        else:
+            states = self.rest.watch_pod(namespace, name, version, decided, DECIDE_TIMEOUT)
         if not any(s.node or s.failed for s in states):
             self._delete_pod(namespace, name)
             return Outcome(key, note=f"neither bound nor reported unschedulable after "
@@ -383,8 +405,27 @@ class Oracle:
         if node is None:
             self._delete_pod(namespace, name)
             return Outcome(key, node, message, nominated, victims)
+        bindings = self.storage.bindings(scenario, pending)
         self._start_times({key: pending_start(index)})
-        return Outcome(key, node, message, nominated, victims, start_time=pending_start(index))
+        return Outcome(key, node, message, nominated, victims, start_time=pending_start(index),
+                       bindings=bindings)
+
+    def _wait_provisioning(self, scenario: Scenario, pending: Object,
+                           decided: Callable[[list[_PodState]], bool]
+                           ) -> tuple[list[_PodState], dict[str, str]]:
+        """The pod's states, polled until ``decided`` or until kube-scheduler selected a
+        node for one of its claims (the claim → node), within ``DECIDE_TIMEOUT``."""
+        namespace, name = pod_key(pending).split("/", 1)
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        states: list[_PodState] = []
+        deadline = time.monotonic() + DECIDE_TIMEOUT
+        while time.monotonic() < deadline:
+            states.append(_PodState(self.rest.must("GET", path)))
+            selected = self.storage.selected(scenario, pending)
+            if selected or decided(states):
+                return states, selected
+            time.sleep(POLL * 3)
+        return states, {}
 
     # -- reading the cluster ---------------------------------------------------------------
 
@@ -490,6 +531,7 @@ class Oracle:
                                     *scenario.of_kind(PRIORITY_CLASS), *runtime_classes(scenario)]
         for obj in doomed:
             self.rest.call("DELETE", f"{_path(obj)}/{obj['metadata']['name']}")
+        self.storage.delete(scenario)
 
 
 def _raced(outcome: Outcome) -> str:

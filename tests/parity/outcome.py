@@ -3,7 +3,13 @@ bound), the first FailedScheduling message, the node preemption nominated, the v
 deleted, and the final score of each scored node (empty when fewer than two nodes were
 feasible: kube-scheduler then scores nothing). kube's side also has the bound pod's
 ``status.startTime`` (what later decisions' preemption ranks it by); ours, the preemption
-candidates as good as the nominated one (kube-scheduler nominates any of them)."""
+candidates as good as the nominated one (kube-scheduler nominates any of them).
+
+Storage, kube's side: the claims its decision bound (claim → PersistentVolume, the PV
+controller completing what VolumeBinding's preBind wrote) and the claims it gave a
+``volume.kubernetes.io/selected-node`` (claim → node: a class with a provisioner, which no
+one runs here); a pod whose claims wait for provisioning is ``waiting``: its ``node`` is
+the selected node, never bound (the oracle deleted it), so later decisions do not see it."""
 
 from __future__ import annotations
 
@@ -29,6 +35,11 @@ class Outcome:
     # ours only: node → victims (namespace/name, sorted) of each preemption candidate as
     # good as the nominated one on every criterion (the nominated one included)
     tied: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # kube only: claim (namespace/name) → the PersistentVolume the decision bound it to
+    bindings: dict[str, str] = field(default_factory=dict)
+    # kube only: claim → the node the decision wrote as its selected-node annotation
+    selected: dict[str, str] = field(default_factory=dict)
+    waiting: bool = False  # kube only: chose ``node``, waited for provisioning, not bound
 
     @property
     def feasible(self) -> bool:
@@ -59,6 +70,12 @@ class Outcome:
             out["startTime"] = self.start_time
         if self.tied:
             out["tied"] = {n: list(v) for n, v in sorted(self.tied.items())}
+        if self.bindings:
+            out["bindings"] = dict(sorted(self.bindings.items()))
+        if self.selected:
+            out["selected"] = dict(sorted(self.selected.items()))
+        if self.waiting:
+            out["waiting"] = True
         return out
 
     @classmethod
@@ -67,4 +84,6 @@ class Outcome:
                    tuple(data.get("victims", ())), dict(data.get("scores", {})),
                    dict(data.get("pluginScores", {})), data.get("note", ""),
                    data.get("startTime"),
-                   {n: tuple(v) for n, v in data.get("tied", {}).items()})
+                   {n: tuple(v) for n, v in data.get("tied", {}).items()},
+                   dict(data.get("bindings", {})), dict(data.get("selected", {})),
+                   bool(data.get("waiting", False)))

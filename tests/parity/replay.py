@@ -2,8 +2,10 @@
 
 For decision ``i`` the cluster is the one kube had: the initial objects, the earlier
 pending pods bound where kube bound them (those kube left unbound are absent, as the oracle
-deleted them), every earlier victim removed, and pod ``i`` pending; every bound pod with the
-start time it had there (``scenario.started``). It is written as a cluster file and run
+deleted them, and so are those kube left waiting for a volume to be provisioned), every
+earlier victim removed, the claims earlier decisions bound (or selected a node for) as kube
+left them (``storage.with_storage_decisions``), and pod ``i`` pending; every bound pod with
+the start time it had there (``scenario.started``). It is written as a cluster file and run
 through what ``policysched simulate --cluster`` runs (the cluster-file parser, the built-in
 configuration and policies, ``commands.simulate.simulate``); recorded: the node, the first
 FailedScheduling message, the nominated node, the victims, the final score of each node of
@@ -25,6 +27,7 @@ from policysched.framework.scheduler import Decision, Scheduler
 
 from .outcome import Outcome
 from .scenario import POD, Object, Scenario, cluster_text, pending_start, pod_key, started
+from .storage import with_storage_decisions
 
 FAILED_SCHEDULING = "FailedScheduling"
 # our score policies by the name of the kube-scheduler plugin each reproduces
@@ -43,13 +46,19 @@ def state_before(scenario: Scenario, kube: Sequence[Outcome], index: int) -> lis
     """The objects of the cluster kube scheduled pending pod ``index`` in."""
     gone = {victim for outcome in kube[:index] for victim in outcome.victims}
     objects: list[Object] = [started(o) if o["kind"] == POD else o for o in scenario.objects]
+    bindings: dict[str, str] = {}
+    selected: dict[str, str] = {}
     for i, (pod, outcome) in enumerate(zip(scenario.pending[:index], kube[:index],
                                            strict=True)):
-        if outcome.node and not outcome.note:
+        bindings.update(outcome.bindings)
+        selected.update(outcome.selected)
+        if outcome.node and not outcome.note and not outcome.waiting:
             placed = started(pod, outcome.start_time or pending_start(i))
             placed["spec"]["nodeName"] = outcome.node
             objects.append(placed)
     objects = [o for o in objects if o["kind"] != POD or pod_key(o) not in gone]
+    if bindings or selected:
+        objects = with_storage_decisions(objects, bindings, selected)
     return [*objects, scenario.pending[index]]
 
 

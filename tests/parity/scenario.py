@@ -1,5 +1,7 @@
 """A parity scenario: the initial objects of a cluster (Namespaces, PriorityClasses,
-PodDisruptionBudgets with their status, Nodes, pods already bound) and the pending pods,
+PodDisruptionBudgets with their status, storage — StorageClasses, CSIDrivers,
+PersistentVolumes and PersistentVolumeClaims with their status, CSINodes —, Nodes, pods
+already bound) and the pending pods,
 created one at a time in order — and its text as a cluster file (``policysched simulate
 --cluster`` reads it: pending pods are the Pods without ``spec.nodeName``, in file order).
 
@@ -7,7 +9,8 @@ PodDisruptionBudgets go in the file as documents once cluster files accept them;
 they are kept in a commented section (``PDB_SECTION``) that ``parse_scenario`` reads back,
 so a saved file stays loadable and self-contained.
 
-Names are unique per scenario (namespaces, nodes and priority classes carry the scenario id),
+Names are unique per scenario (namespaces, nodes, priority classes and the cluster-scoped
+storage objects — StorageClasses, CSIDrivers, PersistentVolumes — carry the scenario id),
 so that one control plane runs scenarios one after another.
 
 Start times, which preemption ranks victims by, are the scenario's on both sides: a bound
@@ -33,9 +36,15 @@ from policysched.cluster.cluster_file import API_VERSIONS
 
 NAMESPACE, PRIORITY_CLASS, PDB, NODE, POD = (
     "Namespace", "PriorityClass", "PodDisruptionBudget", "Node", "Pod")
+STORAGE_CLASS, CSI_DRIVER, PV, PVC, CSI_NODE = (
+    "StorageClass", "CSIDriver", "PersistentVolume", "PersistentVolumeClaim", "CSINode")
+STORAGE_KINDS = (STORAGE_CLASS, CSI_DRIVER, PV, PVC, CSI_NODE)
 PDB_API_VERSION = "policy/v1"
 PDBS_IN_CLUSTER_FILES = PDB in API_VERSIONS
-KIND_ORDER = (NAMESPACE, PRIORITY_CLASS, PDB, NODE, POD)
+# creation order: what an object refers to first (a claim's class and volume, a CSINode's
+# node)
+KIND_ORDER = (NAMESPACE, PRIORITY_CLASS, PDB, STORAGE_CLASS, CSI_DRIVER, PV, PVC, NODE, CSI_NODE,
+              POD)
 SCHEDULER_NAME = "policysched"  # the built-in configuration's default profile
 ID_HEADER = "# parity-scenario: "
 PDB_SECTION = "# parity: PodDisruptionBudgets (cluster files do not accept them yet):"
