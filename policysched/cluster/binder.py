@@ -2,7 +2,9 @@
 outcomes handed back to the scheduling thread — kube-scheduler's binding goroutines.
 
 The scheduling thread ``submit``s ``BindRequest``s (blocking while ``size`` are in flight:
-submitted, not finished) and later ``drain``s the ``BindOutcome``s; every request has
+submitted, not finished, unless the pool ``queues`` them: then at most ``size`` run at once
+and the others wait their turn, the submitter never does) and later ``drain``s the
+``BindOutcome``s; every request has
 exactly one outcome. ``notify`` is called (on a worker thread) after each outcome, so that a
 waiting loop wakes up. ``close`` takes no more requests: those not started yet are
 abandoned (their outcome says so), those running may finish (a bounded wait). The pool
@@ -25,6 +27,9 @@ from . import messages
 log = logging.getLogger(__name__)
 
 DEFAULT_PARALLEL_BINDS = 16
+# binds that first wait for their volumes (up to VolumeBinding's bindTimeoutSeconds each)
+# run apart, so that slow provisioning never holds the scheduling thread or the plain binds
+VOLUME_BINDS = 64
 WORKER_NAME = "binder-{index}"
 
 
@@ -34,10 +39,11 @@ class BindPool:
 
     def __init__(self, run: Callable[[BindRequest], BindOutcome],
                  size: int = DEFAULT_PARALLEL_BINDS,
-                 notify: Callable[[], None] = lambda: None) -> None:
+                 notify: Callable[[], None] = lambda: None, *, queues: bool = False) -> None:
         if size < 1:
             raise ValueError(messages.BAD_PARALLEL_BINDS.format(size=size))
         self.size = size
+        self.queues = queues
         self._run = run
         self._notify = notify
         self._lock = threading.Lock()
@@ -59,10 +65,10 @@ class BindPool:
             return self._in_flight
 
     def submit(self, request: BindRequest) -> None:
-        """Queue a bind; blocks while ``size`` binds are in flight. After ``close`` the
-        request is abandoned at once."""
+        """Queue a bind; blocks while ``size`` binds are in flight (unless the pool
+        ``queues``). After ``close`` the request is abandoned at once."""
         with self._lock:
-            while self._in_flight >= self.size and not self._closed:
+            while not self.queues and self._in_flight >= self.size and not self._closed:
                 self._room.wait()
             if self._closed:
                 self._outcomes.append(_abandoned(request))

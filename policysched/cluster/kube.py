@@ -89,7 +89,7 @@ from ..model.volumes import (
 from ..threads import Thread
 from . import kube_messages as km
 from . import messages
-from .binder import DEFAULT_PARALLEL_BINDS, BindPool
+from .binder import DEFAULT_PARALLEL_BINDS, VOLUME_BINDS, BindPool
 from .connection import ConnectionLog, about_the_object, is_outage
 from .transport import (
     REQUEST_TIMEOUT,
@@ -794,6 +794,8 @@ class KubeBackend:
         self._woken = False
         self.binder = BindPool(lambda request: run_bind(self, request), parallel_binds,
                                notify=self.wake)
+        self.volume_binder = BindPool(lambda request: run_bind(self, request), VOLUME_BINDS,
+                                      notify=self.wake, queues=True)
         scope = f"/namespaces/{namespace}" if namespace else ""
         self.nodes = Informer(self.transport, WatchedResource(
             "Node", "v1", "/api/v1/nodes", namespaced=False, unchanged=node_heartbeat_only),
@@ -868,6 +870,7 @@ class KubeBackend:
             informer.stop(timeout)
         self._stop.set()  # requests not sent yet (binds waiting for a token) now fail
         self.binder.close(timeout)
+        self.volume_binder.close(timeout)
         self.events.close(timeout)
         if self._owned is not None:
             self._owned.close()
@@ -930,7 +933,8 @@ class KubeBackend:
         """Block until events are pending, a bind ends, ``wake()`` is called or ``timeout``
         seconds pass; returns whether events are pending."""
         with self._cond:
-            if not self._pending and not self._woken and not self.binder.has_outcomes():
+            if (not self._pending and not self._woken and not self.binder.has_outcomes()
+                    and not self.volume_binder.has_outcomes()):
                 self._cond.wait(timeout)
             self._woken = False
             return bool(self._pending)
@@ -963,15 +967,17 @@ class KubeBackend:
         return groups
 
     def start_bind(self, request: BindRequest) -> None:
-        self.binder.submit(request)
+        (self.binder if request.volumes is None else self.volume_binder).submit(request)
 
     def drain_bind_outcomes(self) -> list[BindOutcome]:
-        return self.binder.drain()
+        return self.binder.drain() + self.volume_binder.drain()
 
     def wait_for_binds(self, timeout: float | None) -> bool:
         """Wait until no bind is in flight (at most ``timeout`` s); returns whether none
         is."""
-        return self.binder.wait_idle(timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        return self.binder.wait_idle(timeout) and self.volume_binder.wait_idle(
+            None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
         self._live_pod(pod, BindError)

@@ -86,6 +86,24 @@ def test_submit_blocks_while_the_bound_is_reached() -> None:
     pool.close()
 
 
+def test_a_queueing_pool_never_blocks_the_submitter() -> None:
+    """Binds that wait for their volumes: at most ``size`` run, the others queue, and the
+    scheduling thread that submits them goes on."""
+    binds = GatedBinds()
+    pool = BindPool(binds, size=2, queues=True)
+    started = time.monotonic()
+    for name in "abcde":
+        pool.submit(request(name))
+    assert time.monotonic() - started < 1.0
+    wait_for(lambda: binds.running == 2)
+    assert pool.in_flight == 5
+    binds.gate.set()
+    assert pool.wait_idle(5)
+    assert sorted(o.request.pod.name for o in pool.drain()) == list("abcde")
+    assert binds.peak == 2
+    pool.close()
+
+
 def test_a_crashing_bind_is_a_failed_outcome() -> None:
     def crash(req: BindRequest) -> BindOutcome:
         raise RuntimeError("boom")

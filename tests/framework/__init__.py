@@ -5,6 +5,7 @@ from typing import Any
 
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
+from policysched.framework.backend import BindError, BindOutcome, BindRequest, run_bind
 from policysched.framework.profiles import Engine
 from policysched.framework.scheduler import Scheduler
 from policysched.model.clock import SimulatedClock
@@ -36,3 +37,24 @@ def run(scheduler: Scheduler) -> None:
     scheduler.sync()
     while scheduler.schedule_one():
         scheduler.sync()
+
+
+class DeferredBackend(MemoryBackend):
+    """A ``MemoryBackend`` whose binds end when the test says so, in any order."""
+
+    def __init__(self, objects: list[dict[str, Any]]) -> None:
+        super().__init__(objects, SimulatedClock(1_700_000_000))
+        self.started: list[BindRequest] = []
+        self._done: list[BindOutcome] = []
+
+    def start_bind(self, request: BindRequest) -> None:
+        self.started.append(request)
+
+    def drain_bind_outcomes(self) -> list[BindOutcome]:
+        done, self._done = self._done, []
+        return done
+
+    def finish(self, request: BindRequest, error: str | None = None) -> None:
+        self.started.remove(request)
+        self._done.append(run_bind(self, request) if error is None
+                          else BindOutcome(request, BindError(error), 0.25))

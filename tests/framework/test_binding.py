@@ -12,7 +12,6 @@ import pytest
 
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
-from policysched.framework.backend import BindError, BindOutcome, BindRequest, run_bind
 from policysched.framework.profiles import Engine
 from policysched.framework.queue import BACKOFF
 from policysched.framework.scheduler import (
@@ -24,7 +23,7 @@ from policysched.framework.scheduler import (
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
-from . import POLICIES_ONLY
+from . import POLICIES_ONLY, DeferredBackend
 
 PROFILE = "policysched"
 STAMP_POLICY = """\
@@ -38,27 +37,6 @@ spec:
     labels:
       policysched.io/node: node.name
 """
-
-
-class DeferredBackend(MemoryBackend):
-    """A ``MemoryBackend`` whose binds end when the test says so, in any order."""
-
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
-        super().__init__(objects, SimulatedClock(1_700_000_000))
-        self.started: list[BindRequest] = []
-        self._done: list[BindOutcome] = []
-
-    def start_bind(self, request: BindRequest) -> None:
-        self.started.append(request)
-
-    def drain_bind_outcomes(self) -> list[BindOutcome]:
-        done, self._done = self._done, []
-        return done
-
-    def finish(self, request: BindRequest, error: str | None = None) -> None:
-        self.started.remove(request)
-        self._done.append(run_bind(self, request) if error is None
-                          else BindOutcome(request, BindError(error), 0.25))
 
 
 @pytest.fixture(scope="module")

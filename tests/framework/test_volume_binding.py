@@ -11,37 +11,16 @@ import pytest
 
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
-from policysched.framework.backend import BindError, BindOutcome, BindRequest, run_bind
 from policysched.framework.profiles import Engine
 from policysched.framework.scheduler import Scheduler
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
+from . import DeferredBackend
 
 PROFILE = "policysched"
 ZONE = "topology.kubernetes.io/zone"
 NO_VOLUME = "node(s) didn't find available persistent volumes to bind"
-
-
-class DeferredBackend(MemoryBackend):
-    """A ``MemoryBackend`` whose binds end when the test says so."""
-
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
-        super().__init__(objects, SimulatedClock(1_700_000_000))
-        self.started: list[BindRequest] = []
-        self._done: list[BindOutcome] = []
-
-    def start_bind(self, request: BindRequest) -> None:
-        self.started.append(request)
-
-    def drain_bind_outcomes(self) -> list[BindOutcome]:
-        done, self._done = self._done, []
-        return done
-
-    def finish(self, request: BindRequest, error: str | None = None) -> None:
-        self.started.remove(request)
-        self._done.append(run_bind(self, request) if error is None
-                          else BindOutcome(request, BindError(error), 0.25))
 
 
 @pytest.fixture(scope="module")
