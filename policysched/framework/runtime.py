@@ -473,8 +473,9 @@ class Framework:
         match = policy.match
         if match is None:
             return True
-        try:
-            value = match.evaluate(state.base(instance))
+        try:  # match sees now, pod and params only: no policy activation needed for it
+            value = match.evaluate({"now": state.now, "pod": state.pod.view,
+                                    "params": instance.params})
         except CelError as e:
             if all(rule.failure_policy is FailurePolicy.IGNORE
                    for point, rules in policy.rules.items() for rule in rules
