@@ -78,5 +78,5 @@ def test_the_installed_command_finds_its_library_from_another_directory(
     simulate = run("-m", "policysched", "simulate", "--cluster", str(cluster), "-o", "json")
     assert simulate.returncode == 0, simulate.stderr
     pods = json.loads(simulate.stdout)["pods"]
-    assert len(pods) == 9
-    assert sum(pod["node"] is not None for pod in pods) == 8
+    assert len(pods) == 10
+    assert sum(pod["node"] is not None for pod in pods) == 9

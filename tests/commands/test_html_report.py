@@ -144,7 +144,7 @@ def test_each_command_writes_its_report_and_a_bad_path_is_an_error_that_loses_no
     runner = CliRunner()
     policy = tmp_path / "not-zone-b.yaml"
     policy.write_text(NOT_ZONE_B)
-    cases = [(["simulate", "--cluster", str(DEMO)], 0, "simulate", "8/9 pods bound"),
+    cases = [(["simulate", "--cluster", str(DEMO)], 0, "simulate", "9/10 pods bound"),
              (["explain", "--cluster", str(DEMO), "--pod", "too-big"], 0, "explain",
               "unschedulable: 0/4 nodes are available"),
              (["diff", "--cluster", str(DEMO), "--policies", str(policy)], 1, "diff",
@@ -266,7 +266,7 @@ def test_simulate_and_diff_reports_render_both_sides(chromium: str, tmp_path: Pa
     assert runner.invoke(main, ["simulate", "--cluster", str(DEMO), "--html",
                                 str(simulated)]).exit_code == 0
     dom = visible(rendered(simulated).dom)
-    assert "8/9 pending pods bound" in dom
+    assert "9/10 pending pods bound" in dom
     assert "0/4 nodes are available: 1 node(s) had untolerated taint(s)" in dom  # too-big
     assert 'data-cells="4"' in dom
     policy = tmp_path / "not-zone-b.yaml"

@@ -29,6 +29,15 @@ def test_simulate_json_contract() -> None:
     assert by_name["too-big"]["message"].startswith("0/4 nodes are available:")
     gang = [by_name[f"trainer-{i}"] for i in range(3)]
     assert all(p["node"] and p["boundAt"] == 0 for p in gang)
+    # the only volume that fits the claim is in zone-b
+    assert by_name["ledger-0"]["node"] == "node-b1"
+
+
+def test_explain_shows_the_volume_binding_reason() -> None:
+    result = CliRunner().invoke(main, ["explain", "--cluster", DEMO, "--pod", "ledger-0"])
+    assert result.exit_code == 0, result.output
+    assert ("node-a1  volume-binding/volumes-bindable: node(s) didn't find available "
+            "persistent volumes to bind") in result.output
 
 
 PREEMPTION = """
