@@ -7,7 +7,9 @@
 * victims — the same nominated node and the same victims, or a tied nomination;
 * volumes — the same claims bound, each to the same PersistentVolume, and the same claims
   given a selected node for provisioning (the pod's node on each side, so the node aspect
-  judges it). Where the two sides put the pod on different nodes (a tie kube broke
+  judges it). Another volume of the same capacity agrees too: kube's FindMatchingVolume
+  takes the first smallest match of an unordered index listing, so among equal ones it
+  picks at random. Where the two sides put the pod on different nodes (a tie kube broke
   elsewhere) the volumes that fit may differ: then only the claims are compared, not
   their volumes. A pod kube left waiting for provisioning has its selected nodes recorded,
   not its bindings: only those are compared.
@@ -30,8 +32,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from policysched.cel.library.quantity import quantity_int
+
 from .outcome import Outcome
-from .scenario import Scenario
+from .scenario import PV, Scenario
 
 ASPECTS = ("feasibility", "message", "node", "victims", "volumes")
 DRA_POSTFILTER = "no new claims to deallocate, "
@@ -84,9 +88,19 @@ class Comparison:
         if not kube.waiting:
             if kube.bindings.keys() != ours.bindings.keys():
                 found.append("bound claims differ")
-            elif kube.node == ours.node and kube.bindings != ours.bindings:
+            elif kube.node == ours.node and not all(
+                    self._same_or_tied(v, ours.bindings[c]) for c, v in kube.bindings.items()):
                 found.append("other PersistentVolume chosen")
         return found
+
+    def _same_or_tied(self, kube: str, ours: str) -> bool:
+        """The same volume, or two of the scenario's with the same capacity."""
+        if kube == ours:
+            return True
+        capacity = {o["metadata"]["name"]: (o.get("spec") or {}).get("capacity", {}).get("storage")
+                    for o in self.scenario.objects if o["kind"] == PV}
+        a, b = capacity.get(kube), capacity.get(ours)
+        return a is not None and b is not None and quantity_int(a) == quantity_int(b)
 
     @property
     def nomination_tied(self) -> bool:

@@ -122,8 +122,9 @@ def markdown(result: RunResult, command: str) -> str:
         "first FailedScheduling text; decisions where either side failed), *node* (the "
         "same node, or ours among kube's equal top scores; decisions where either bound), "
         "*victims* (nominated node and victims; decisions where either preempted), "
-        "*volumes* (the claims bound, each to the same PersistentVolume, and those given a "
-        "node for provisioning; decisions where either side bound or provisioned a claim), "
+        "*volumes* (the claims bound, each to the same PersistentVolume or one as large, "
+        "and those given a node for provisioning; decisions where either side bound or "
+        "provisioned a claim), "
         "*all* (every aspect), *scores* (our per-node totals equal kube's; decisions kube "
         "scored). A decision counts in every feature row it exercises.",
         "",

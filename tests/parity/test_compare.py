@@ -7,14 +7,23 @@ import pytest
 
 from .compare import Comparison
 from .outcome import Outcome
-from .scenario import Scenario
+from .scenario import PV, Object, Scenario
 
 POD = "ns/p"
 TIED = {"n1": ("ns/a",), "n2": ("ns/b", "ns/c")}
 
 
+def volume(name: str, size: str) -> Object:
+    return {"apiVersion": "v1", "kind": PV, "metadata": {"name": name},
+            "spec": {"capacity": {"storage": size}}}
+
+
+VOLUMES = (volume("pv-small", "1Gi"), volume("pv-small-too", "1024Mi"),
+           volume("pv-large", "5Gi"))
+
+
 def compare(kube: Outcome, ours: Outcome) -> Comparison:
-    return Comparison(Scenario("s", (), ()), 0, kube, ours, frozenset())
+    return Comparison(Scenario("s", VOLUMES, ()), 0, kube, ours, frozenset())
 
 
 def preempted(node: str, victims: tuple[str, ...], bound: str | None = None,
@@ -62,6 +71,11 @@ def bound(node: str, volume: str | None = None, selected: str | None = None,
 def test_the_same_volume_for_the_claim_agrees() -> None:
     c = compare(bound("n1", "pv-small"), bound("n1", "pv-small"))
     assert c.applies("volumes") and c.agrees("volumes") and not c.differences
+
+
+def test_another_volume_of_the_same_capacity_agrees() -> None:
+    """kube's FindMatchingVolume picks among equally small matches at random."""
+    assert compare(bound("n1", "pv-small"), bound("n1", "pv-small-too")).agrees("volumes")
 
 
 def test_another_volume_for_the_claim_is_a_difference() -> None:
