@@ -4,7 +4,15 @@
 * message — the first FailedScheduling message is the same text (or absent on both);
 * node — the same node, or (kube chooses at random among equal top scores) ours is in
   kube's top-score set; both unbound agrees too;
-* victims — the same nominated node and the same victims, or a tied nomination.
+* victims — the same nominated node and the same victims, or a tied nomination;
+* volumes — the same claims bound, each to the same PersistentVolume, and the same claims
+  given a selected node for provisioning (the pod's node on each side, so the node aspect
+  judges it). Another volume of the same capacity agrees too: kube's FindMatchingVolume
+  takes the first smallest match of an unordered index listing, so among equal ones it
+  picks at random. Where the two sides put the pod on different nodes (a tie kube broke
+  elsewhere) the volumes that fit may differ: then only the claims are compared, not
+  their volumes. A pod kube left waiting for provisioning has its selected nodes recorded,
+  not its bindings: only those are compared.
 
 A nomination is *tied* when kube nominated another node than ours but one our preemption
 ranks exactly as good as ours (equal budget violations, highest victim priority, sum of
@@ -24,10 +32,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .outcome import Outcome
-from .scenario import Scenario
+from policysched.cel.library.quantity import quantity_int
 
-ASPECTS = ("feasibility", "message", "node", "victims")
+from .outcome import Outcome
+from .scenario import PV, Scenario
+
+ASPECTS = ("feasibility", "message", "node", "victims", "volumes")
 DRA_POSTFILTER = "no new claims to deallocate, "
 
 
@@ -63,7 +73,34 @@ class Comparison:
         if aspect == "victims":
             return ((kube.nominated == ours.nominated and kube.victims == ours.victims)
                     or self.nomination_tied)
+        if aspect == "volumes":
+            return not self.volume_differences
         raise ValueError(aspect)
+
+    @property
+    def volume_differences(self) -> list[str]:
+        """What differs in the claims each side bound or provisioned (empty: agree), one
+        phrase each."""
+        kube, ours = self.kube, self.ours
+        found = []
+        if kube.selected.keys() != ours.selected.keys():
+            found.append("provisioned claims differ")
+        if not kube.waiting:
+            if kube.bindings.keys() != ours.bindings.keys():
+                found.append("bound claims differ")
+            elif kube.node == ours.node and not all(
+                    self._same_or_tied(v, ours.bindings[c]) for c, v in kube.bindings.items()):
+                found.append("other PersistentVolume chosen")
+        return found
+
+    def _same_or_tied(self, kube: str, ours: str) -> bool:
+        """The same volume, or two of the scenario's with the same capacity."""
+        if kube == ours:
+            return True
+        capacity = {o["metadata"]["name"]: (o.get("spec") or {}).get("capacity", {}).get("storage")
+                    for o in self.scenario.objects if o["kind"] == PV}
+        a, b = capacity.get(kube), capacity.get(ours)
+        return a is not None and b is not None and quantity_int(a) == quantity_int(b)
 
     @property
     def nomination_tied(self) -> bool:
@@ -83,6 +120,8 @@ class Comparison:
             return kube.node is not None or ours.node is not None
         if aspect == "victims":
             return bool(kube.nominated or ours.nominated or kube.victims or ours.victims)
+        if aspect == "volumes":
+            return bool(kube.bindings or kube.selected or ours.bindings or ours.selected)
         return True
 
     @property
@@ -147,6 +186,8 @@ class Comparison:
                 found.append("preemption: other victims on a node tied with ours")
             else:
                 found.append("preemption: other nominated node")
+        if "volumes" in self.differences and "feasibility" not in self.differences:
+            found += [f"VolumeBinding: {d}" for d in self.volume_differences]
         return found
 
 

@@ -5,11 +5,12 @@ feasible: kube-scheduler then scores nothing). kube's side also has the bound po
 ``status.startTime`` (what later decisions' preemption ranks it by); ours, the preemption
 candidates as good as the nominated one (kube-scheduler nominates any of them).
 
-Storage, kube's side: the claims its decision bound (claim → PersistentVolume, the PV
+Storage, either side: the claims its decision bound (claim → PersistentVolume, the PV
 controller completing what VolumeBinding's preBind wrote) and the claims it gave a
 ``volume.kubernetes.io/selected-node`` (claim → node: a class with a provisioner, which no
-one runs here); a pod whose claims wait for provisioning is ``waiting``: its ``node`` is
-the selected node, never bound (the oracle deleted it), so later decisions do not see it."""
+one runs on kube's side); on kube's side a pod whose claims wait for provisioning is
+``waiting``: its ``node`` is the selected node, never bound (the oracle deleted it), so
+later decisions do not see it, and its ``bindings`` are not read."""
 
 from __future__ import annotations
 
@@ -35,9 +36,10 @@ class Outcome:
     # ours only: node → victims (namespace/name, sorted) of each preemption candidate as
     # good as the nominated one on every criterion (the nominated one included)
     tied: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # kube only: claim (namespace/name) → the PersistentVolume the decision bound it to
+    # claim (namespace/name) → the PersistentVolume the decision bound it to (ours: not
+    # the claims our in-process cluster provisioned, which are in ``selected``)
     bindings: dict[str, str] = field(default_factory=dict)
-    # kube only: claim → the node the decision wrote as its selected-node annotation
+    # claim → the node the decision wrote as its selected-node annotation
     selected: dict[str, str] = field(default_factory=dict)
     waiting: bool = False  # kube only: chose ``node``, waited for provisioning, not bound
 

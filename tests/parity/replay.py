@@ -10,7 +10,10 @@ through what ``policysched simulate --cluster`` runs (the cluster-file parser, t
 configuration and policies, ``commands.simulate.simulate``); recorded: the node, the first
 FailedScheduling message, the nominated node, the victims, the final score of each node of
 the cycle that bound the pod with its parts per policy (named as kube's plugins), and the
-preemption candidates tied with the nominated one.
+preemption candidates tied with the nominated one; and what the decision did to the pod's
+claims (``storage.volume_decisions``, read from the in-process cluster, which is its own PV
+controller and provisioner: a claim bound to a static volume names it, one provisioned has
+the selected-node annotation), relative to the scenario's claims as kube's record is.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from policysched.framework.runtime import CycleState, Framework
 from policysched.framework.scheduler import Decision, Scheduler
 
 from .outcome import Outcome
-from .scenario import POD, Object, Scenario, cluster_text, pending_start, pod_key, started
-from .storage import with_storage_decisions
+from .scenario import POD, PVC, Object, Scenario, cluster_text, pending_start, pod_key, started
+from .storage import volume_decisions, with_storage_decisions
 
 FAILED_SCHEDULING = "FailedScheduling"
 # our score policies by the name of the kube-scheduler plugin each reproduces
@@ -91,8 +94,11 @@ class Replay:
     def __init__(self, engine: Engine | None = None) -> None:
         self.engine = engine if engine is not None else load_engine([], None)
 
-    def decide(self, objects: list[Object], header: Sequence[str] = ()) -> Outcome:
-        """Our outcome for the last pending pod of ``objects``."""
+    def decide(self, objects: list[Object], header: Sequence[str] = (),
+               before: Sequence[Object] | None = None) -> Outcome:
+        """Our outcome for the last pending pod of ``objects``; its claims bound or
+        selected relative to those of ``before`` (the scenario's objects; default:
+        ``objects``)."""
         key = pod_key(objects[-1])
         try:
             parsed = parse_cluster(cluster_text(objects, header), key)
@@ -107,9 +113,13 @@ class Replay:
         if outcome is None:
             return Outcome(key, note="not in the simulation's outcomes")
         node = outcome.node
+        bindings, selected = volume_decisions(
+            objects[-1], objects if before is None else before,
+            lambda namespace, name: result.backend.get(PVC, name, namespace))
         return Outcome(key, node, message, outcome.nominated_node, tuple(sorted(outcome.victims)),
                        observed.scores or {} if node else {},
-                       observed.plugin_scores or {} if node else {}, tied=observed.tied or {})
+                       observed.plugin_scores or {} if node else {}, tied=observed.tied or {},
+                       bindings=bindings, selected=selected)
 
     def scenario(self, scenario: Scenario, kube: Sequence[Outcome]) -> list[Outcome]:
         """Our outcome of each of kube's decisions (a decision kube could not make is
@@ -119,5 +129,6 @@ class Replay:
             if theirs.note:
                 ours.append(Outcome(theirs.pod, note="not replayed: " + theirs.note))
             else:
-                ours.append(self.decide(state_before(scenario, kube, i)))
+                ours.append(self.decide(state_before(scenario, kube, i),
+                                        before=scenario.objects))
         return ours

@@ -70,6 +70,12 @@ def describe(outcome: Outcome) -> str:
         parts.append(f"nominated {outcome.nominated}")
     if outcome.victims:
         parts.append("victims " + ", ".join(outcome.victims))
+    if outcome.bindings:
+        parts.append("bound " + ", ".join(f"{c} → {v}"
+                                          for c, v in sorted(outcome.bindings.items())))
+    if outcome.selected:
+        parts.append("provisioning " + ", ".join(f"{c} on {n}"
+                                                 for c, n in sorted(outcome.selected.items())))
     if outcome.scores:
         parts.append("scores " + ", ".join(f"{n} {s}" for n, s in sorted(outcome.scores.items())))
     if outcome.note:
@@ -115,8 +121,11 @@ def markdown(result: RunResult, command: str) -> str:
         "(the first attempt found a node on both sides or on neither), *message* (the "
         "first FailedScheduling text; decisions where either side failed), *node* (the "
         "same node, or ours among kube's equal top scores; decisions where either bound), "
-        "*victims* (nominated node and victims; decisions where either preempted), *all* "
-        "(every aspect), *scores* (our per-node totals equal kube's; decisions kube "
+        "*victims* (nominated node and victims; decisions where either preempted), "
+        "*volumes* (the claims bound, each to the same PersistentVolume or one as large, "
+        "and those given a node for provisioning; decisions where either side bound or "
+        "provisioned a claim), "
+        "*all* (every aspect), *scores* (our per-node totals equal kube's; decisions kube "
         "scored). A decision counts in every feature row it exercises.",
         "",
         markdown_table(table_rows(comparisons)),

@@ -1,7 +1,8 @@
 """Storage objects of a scenario as pure data: which claims are pre-bound to which volumes,
 the states binding gives a claim and a volume (what the PV controller writes: kube's
 ``pv_controller.go`` bind), and the cluster after kube's earlier decisions bound claims or
-selected nodes for them (``Outcome.bindings`` / ``Outcome.selected``).
+selected nodes for them (``Outcome.bindings`` / ``Outcome.selected``), and what a decision
+did to the pod's claims (``volume_decisions``: the same record on either side).
 
 A *pre-bound pair* is a claim whose ``spec.volumeName`` names a volume of the scenario and
 whose ``status.phase`` is ``Bound``: the oracle makes the API server hold both bound to each
@@ -12,7 +13,7 @@ before any pod uses them.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .scenario import PV, PVC, STORAGE_CLASS, Object
@@ -121,3 +122,32 @@ def claims_of(pod: Object) -> list[str]:
         if source and source.get("claimName"):
             out.append(source["claimName"])
     return out
+
+
+def volume_decisions(pod: Object, before: Iterable[Object],
+                     held: Callable[[str, str], Object | None]
+                     ) -> tuple[dict[str, str], dict[str, str]]:
+    """What a decision did to the pod's claims: (claim → the volume it bound the claim
+    to, claim → the node it selected for provisioning). ``before`` holds the claims as the
+    scenario gives them; ``held(namespace, name)`` a claim after the decision (None: gone).
+    A claim is *selected* when its ``volume.kubernetes.io/selected-node`` annotation
+    changed, else *bound* when it names a volume it did not name before (a claim the
+    in-process cluster provisioned is bound too, to a volume of its own making: it counts
+    as selected only, kube's side has no provisioner)."""
+    namespace = pod["metadata"].get("namespace") or "default"
+    claims = {claim_key(o): o for o in before if o["kind"] == PVC}
+    bindings: dict[str, str] = {}
+    selected: dict[str, str] = {}
+    for name in claims_of(pod):
+        key = f"{namespace}/{name}"
+        claim, after = claims.get(key), held(namespace, name)
+        if claim is None or after is None:
+            continue
+        was = (claim["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+        node = (after["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+        volume = (after.get("spec") or {}).get("volumeName")
+        if node and node != was:
+            selected[key] = node
+        elif volume and not (claim.get("spec") or {}).get("volumeName"):
+            bindings[key] = volume
+    return bindings, selected

@@ -13,7 +13,7 @@ from .generator import scenario as generated
 from .generator_storage import STORAGE_SHARE, wants_storage
 from .oracle_storage import expected_phase, for_kube, waits_for_provisioning
 from .outcome import Outcome
-from .replay import state_before
+from .replay import Replay, state_before
 from .scenario import (
     CSI_DRIVER,
     CSI_NODE,
@@ -35,6 +35,7 @@ from .storage import (
     bound_claim,
     bound_volume,
     prebound_pairs,
+    volume_decisions,
     with_storage_decisions,
 )
 
@@ -216,3 +217,32 @@ def test_the_storage_theme_is_deterministic_and_leaves_other_scenarios_alone() -
     preempting = [i for i in range(200) if i % 10 in (2, 5, 8)]  # the preemption themes
     assert not set(preempting) & set(chosen)
     assert wants_storage(1, chosen[0], "preemption") is None
+
+
+def test_a_decision_records_the_claims_it_bound_or_selected_a_node_for() -> None:
+    s = a_scenario()
+    after = {c["metadata"]["name"]: c for c in s.of_kind(PVC)}
+    after["wait"] = bound_claim(after["wait"], volume("pv-static", "wffc"))
+    after["provision"] = with_storage_decisions([after["provision"]], {},
+                                                {f"{NS}/provision": "n1"})[0]
+    p = pod("p", "wait", "provision", "bound", "nope")
+    assert volume_decisions(p, s.objects, lambda _, name: after.get(name)) == (
+        {f"{NS}/wait": "pv-static"}, {f"{NS}/provision": "n1"})
+    # a claim bound before the decision (the pre-bound pair "bound") is not the decision's
+    assert volume_decisions(pod("q", "bound"), s.objects, lambda _, name: after.get(name)) == (
+        {}, {})
+
+
+def test_the_replay_records_the_volume_our_binder_chose_and_the_node_it_selected() -> None:
+    objects = (
+        {"apiVersion": "v1", "kind": NAMESPACE, "metadata": {"name": NS}}, node("n0"),
+        storage_class("wffc"), storage_class("prov", provisioner="example.com/p"),
+        volume("pv-large", "wffc", capacity={"storage": "5Gi"}), volume("pv-small", "wffc"),
+        volume("pv-rwx", "wffc", accessModes=["ReadWriteMany"]),
+        claim("c", "wffc"), claim("d", "prov"))
+    s = Scenario("r", objects, (pod("p", "c", "d"),))
+    ours = Replay().decide(state_before(s, [], 0), before=s.objects)
+    assert ours.node == "n0"
+    # the smallest volume of the claim's class and access modes, as kube's FindMatchingVolume
+    assert ours.bindings == {f"{NS}/c": "pv-small"}
+    assert ours.selected == {f"{NS}/d": "n0"}  # provisioned in-process: selected, not bound
