@@ -448,6 +448,8 @@ class Framework:
         scheduler reports it before any other point through ``check_matches``) — unless
         every rule of the policy has ``failurePolicy: Ignore``: then the policy is skipped,
         as each of its rules would be."""
+        if instance.policy.match is None:  # most policies: every pod
+            return True
         known = state._matches.get(instance.name)
         if known is True:
             return True

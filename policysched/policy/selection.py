@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..model.selectors import SelectorError, label_selector
@@ -35,7 +36,7 @@ class PolicyInstance:
     params: Mapping[str, Any] = field(default_factory=dict)
     weight: int = 1
 
-    @property
+    @cached_property  # read for every rule of every pod
     def name(self) -> str:
         return self.policy.name
 
