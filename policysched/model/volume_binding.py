@@ -203,7 +203,3 @@ class VolumeAssumption:
 
     def __bool__(self) -> bool:
         return bool(self.static or self.provisions)
-
-    def merged(self, other: VolumeAssumption) -> VolumeAssumption:
-        return VolumeAssumption(self.namespace, self.node, self.static + other.static,
-                                self.provisions + other.provisions)

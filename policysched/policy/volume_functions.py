@@ -1,13 +1,13 @@
 """The CEL function of ``volumeBinder`` (``policysched.VolumeBinder``): kube-scheduler's
 volume binder on a node, ``volumeBinder.bindings(node) -> policysched.VolumeBindings``.
 
-The value is computed by the engine (``model.volume_binding.VolumeBinder``); here it is
-only a protocol, so that the policy layer can type-check and compile rules reading it.
+The value is computed by the engine (``model.volume_binding.VolumeBinder``); here is only
+what the policy layer needs to type-check and compile rules reading it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from ..cel.library.function import Function, member_overload
 from ..cel.types import Type
@@ -19,10 +19,6 @@ VOLUME_BINDINGS_TYPE = Type("policysched.VolumeBindings")
 NODE_TYPE = Type("policysched.Node")
 
 _FIND_COST = 20  # a few claims, each over the volumes of its class (indexed)
-
-
-class VolumeBinderValue(Protocol):
-    def bindings(self, node: dict[str, Any]) -> dict[str, Any]: ...
 
 
 def _bindings(binder: Any, node: Any) -> dict[str, Any]:
