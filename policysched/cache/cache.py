@@ -512,7 +512,8 @@ class Cache:
     def revert_volumes(self, pod_key: str) -> None:
         """Undo the pod's ``assume_volumes`` (unreserve): its overlays that the informer
         has not replaced yet go."""
-        for assumption in self._volume_assumptions.pop(pod_key, ()):
+        assumptions = self._volume_assumptions.pop(pod_key, ())
+        for assumption in assumptions:
             for _, volume_name in assumption.static:
                 if self._assumed_volumes.get(volume_name, ("", ""))[1] == pod_key:
                     del self._assumed_volumes[volume_name]
@@ -520,6 +521,7 @@ class Cache:
                 key = f"{assumption.namespace}/{claim_name}"
                 if self._assumed_claims.get(key, ("", ""))[1] == pod_key:
                     del self._assumed_claims[key]
+        if assumptions:
             self._storage_view = None
             self._changed()
 
@@ -682,10 +684,10 @@ class Cache:
         the changes, except after nodes were added or deleted)."""
         if self._recount:
             self._recount_csi_volumes()
-        self._index_claims()
         previous = self._snapshot
         if previous is not None and previous.generation == self.generation:
             return previous
+        self._index_claims()
         if previous is None or self._restructured:
             nodes = []
             for name, live in self._nodes.items():

@@ -54,7 +54,9 @@ from ..model.objects import (
     priority_class_spec,
 )
 from ..model.volumes import (
+    AVAILABLE,
     BIND_COMPLETED_ANNOTATION,
+    BOUND,
     BOUND_BY_CONTROLLER_ANNOTATION,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
@@ -68,7 +70,6 @@ from .volume_writes import bind_volume_to_claim, claim_reference, select_node
 
 NODE = "Node"
 HOSTNAME_LABEL = "kubernetes.io/hostname"
-AVAILABLE = "Available"
 POD = "Pod"
 POD_GROUP = "PodGroup"
 PRIORITY_CLASS = "PriorityClass"
@@ -333,14 +334,14 @@ class MemoryBackend:
                      "claimRef": claim_reference(claim),
                      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
                          {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}]}]}}},
-            "status": {"phase": "Bound"}}
+            "status": {"phase": BOUND}}
         return self._create(volume, None)
 
     def _complete_binding(self, claim: dict[str, Any], volume: dict[str, Any]) -> None:
         """The PersistentVolume controller's syncClaim: the claim bound to ``volume``."""
         volume_name = volume["metadata"]["name"]
-        if (volume.get("status") or {}).get("phase") != "Bound":
-            volume.setdefault("status", {})["phase"] = "Bound"
+        if (volume.get("status") or {}).get("phase") != BOUND:
+            volume.setdefault("status", {})["phase"] = BOUND
             self._modified(PERSISTENT_VOLUME, volume)
         spec = claim.setdefault("spec", {})
         annotations = claim.setdefault("metadata", {}).setdefault("annotations", {})
@@ -349,7 +350,7 @@ class MemoryBackend:
         spec["volumeName"] = volume_name
         annotations[BIND_COMPLETED_ANNOTATION] = "yes"
         annotations.setdefault(BOUND_BY_CONTROLLER_ANNOTATION, "yes")
-        claim["status"] = {**(claim.get("status") or {}), "phase": "Bound",
+        claim["status"] = {**(claim.get("status") or {}), "phase": BOUND,
                            "accessModes": list((volume.get("spec") or {}).get("accessModes")
                                                or []),
                            "capacity": dict((volume.get("spec") or {}).get("capacity") or {})}

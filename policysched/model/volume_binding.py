@@ -34,15 +34,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .volumes import (
+    AVAILABLE,
     NO_PROVISIONER,
+    WAIT_FOR_FIRST_CONSUMER,
     ClaimInfo,
     PodVolume,
     StorageObjects,
     VolumeInfo,
 )
 
-WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
-AVAILABLE = "Available"
 MAX_UTILIZATION = 100
 
 

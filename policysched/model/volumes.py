@@ -81,8 +81,10 @@ BOUND_BY_CONTROLLER_ANNOTATION = "pv.kubernetes.io/bound-by-controller"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"  # a class that cannot provision
 ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
 VOLUME_MODES = ("Filesystem", "Block")
-BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 IMMEDIATE = "Immediate"
+WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+BINDING_MODES = (IMMEDIATE, WAIT_FOR_FIRST_CONSUMER)
+AVAILABLE, BOUND = "Available", "Bound"  # PersistentVolume phases
 PENDING = "Pending"
 STORAGE = "storage"
 
@@ -186,10 +188,8 @@ class StorageClassInfo:
 
     def allows(self, labels: Mapping[str, str]) -> bool:
         """Whether a node with ``labels`` is in the class's allowed topologies
-        (v1helper.MatchTopologySelectorTerms)."""
-        return not self.allowed_topologies or any(
-            all(labels.get(r.key) in r.values for r in term)
-            for term in self.allowed_topologies)
+        (v1helper.MatchTopologySelectorTerms: ``topology`` on the labels alone)."""
+        return self.topology.matches(labels, "")
 
     @cached_property
     def topology(self) -> NodeAffinity:
