@@ -43,6 +43,7 @@ import random
 import socket
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -128,6 +129,7 @@ SHORT_WATCH = 1.0  # a watch the server ended sooner is followed by a backoff
 NOTE_LENGTH_LIMIT = 1024  # events.k8s.io/v1 note limit (bytes), as kube truncates it
 EVENT_QUEUE_SIZE = 4096
 EVENT_SERIES_FINISH = 360.0  # client-go finishTime: an isomorphic event older starts anew
+EVENT_CACHE_SIZE = 4096  # client-go maxLruCacheEntries: the series remembered at most
 EVENT_SERIES_REFRESH = 1800.0  # client-go refreshTime: grown series counts are written
 EVENT_RETRIES = 3
 STATUS_RETRY_DELAYS = (0.01, 0.05, 0.25)  # kube's retry.DefaultBackoff for status patches
@@ -581,7 +583,8 @@ class EventRecorder:
         self.clock = clock
         self.controller = controller
         self.instance = instance
-        self._series: dict[tuple[str, ...], _Series] = {}
+        # least recently seen first: the ended series are a prefix
+        self._series: OrderedDict[tuple[str, ...], _Series] = OrderedDict()
         self._lock = threading.Lock()
         self._queue: queue.Queue[_EventWrite | None] = queue.Queue(EVENT_QUEUE_SIZE)
         self._thread: threading.Thread | None = None
@@ -612,20 +615,22 @@ class EventRecorder:
         with self._lock:
             series = self._series.get(key)
             if series is not None and now - series.last_seen > EVENT_SERIES_FINISH:
+                del self._series[key]
                 series = None
             if series is None:
                 body = self._event(pod, type, reason, action, note, now)
                 series = self._series[key] = _Series(body, now)
-                write = _EventWrite(series, create=True)
+                writes = [_EventWrite(series, create=True)]
             else:
                 series.count += 1
                 series.last_seen = now
+                self._series.move_to_end(key)
                 if series.count != 2:
                     return  # written when the series ends, by a refresh, or on close
-                write = _EventWrite(series, create=False)
-            if len(self._series) > EVENT_QUEUE_SIZE:
-                self._expire(now)
-        self._put(write)
+                writes = [_EventWrite(series, create=False)]
+            writes += self._expire(now)
+        for write in writes:
+            self._put(write)
 
     def _put(self, write: _EventWrite) -> None:
         try:
@@ -659,10 +664,21 @@ class EventRecorder:
             "type": type,
         }
 
-    def _expire(self, now: float) -> None:
-        for key in [k for k, s in self._series.items()
-                    if now - s.last_seen > EVENT_SERIES_FINISH]:
+    def _expire(self, now: float) -> list[_EventWrite]:
+        """Forget the ended series, and the least recently seen beyond EVENT_CACHE_SIZE
+        (client-go's LRU bound; their grown counts are returned, to be written): O(1)
+        amortised per event. Under the lock."""
+        evicted = []
+        while self._series:
+            key, series = next(iter(self._series.items()))
+            if now - series.last_seen <= EVENT_SERIES_FINISH \
+                    and len(self._series) <= EVENT_CACHE_SIZE:
+                break
             del self._series[key]
+            if series.count > series.written_count \
+                    and now - series.last_seen <= EVENT_SERIES_FINISH:
+                evicted.append(_EventWrite(series, create=False))
+        return evicted
 
     def _run(self) -> None:
         now = time.monotonic()
@@ -692,12 +708,13 @@ class EventRecorder:
         EVENT_SERIES_FINISH seconds, and forget every ended entry (its finishSeries)."""
         now = self.clock.now()
         with self._lock:
-            grown = [s for s in self._series.values() if s.count > s.written_count
+            grown = [_EventWrite(s, create=False) for s in self._series.values()
+                     if s.count > s.written_count
                      and (not ended_only or now - s.last_seen > EVENT_SERIES_FINISH)]
             if ended_only:
-                self._expire(now)
-        for series in grown:
-            self._write(_EventWrite(series, create=False))
+                grown += self._expire(now)
+        for write in grown:
+            self._write(write)
 
     def _write(self, write: _EventWrite) -> None:
         series = write.series

@@ -23,6 +23,7 @@ import pytest
 
 kubernetes = pytest.importorskip("kubernetes")
 
+from policysched.cluster import kube as kube_module  # noqa: E402
 from policysched.cluster import kube_messages as km  # noqa: E402
 from policysched.cluster.kube import (  # noqa: E402
     EVENT_SERIES_FINISH,
@@ -1206,6 +1207,36 @@ def test_event_series_follow_client_go_isomorphism_and_write_schedule() -> None:
     assert sink.writes[-1][1]["series"]["count"] == 4
     record("8", "anew")
     assert sink.writes[-1][0] == "POST" and sink.writes[-1][1]["note"] == "anew"
+
+
+def test_remembered_event_series_are_bounded_least_recently_seen_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kube_module, "EVENT_CACHE_SIZE", 3)
+    sink, clock = _EventSink(), SimulatedClock(1000)
+    transport: Any = sink
+    recorder = EventRecorder(transport, clock, CONTROLLER, "me")
+
+    def record(name: str) -> None:
+        obj = pod(name)
+        obj["metadata"].update(uid=name, resourceVersion="1")
+        recorder.record(pod_info(obj), "Warning", "FailedScheduling", "Scheduling", name)
+        while not recorder._queue.empty():
+            recorder._write(recorder._queue.get_nowait())
+
+    for name in ("a", "a", "a", "b", "c", "a", "d"):  # a: count 4, written 2
+        clock.advance(1)
+        record(name)
+    # "d" makes four: "b", the least recently seen (not "a", repeated since), is forgotten
+    assert [key[4] for key in recorder._series] == ["c", "a", "d"]
+    for name in ("e", "f"):
+        record(name)
+    # "a" forgotten too: its grown count written first, as when a series ends
+    assert [key[4] for key in recorder._series] == ["d", "e", "f"]
+    patches = [body["series"]["count"] for method, body in sink.writes if method == "PATCH"]
+    assert patches == [2, 4]
+    clock.advance(EVENT_SERIES_FINISH + 1)
+    record("g")  # the ended ones go whatever the size
+    assert [key[4] for key in recorder._series] == ["g"]
 
 
 def test_event_failures_never_raise(server: FakeApiServer, backend: KubeBackend) -> None:
