@@ -107,6 +107,11 @@ class _Plan:
     read: set[int] = field(default_factory=set)
     scalar_rows: set[int] = field(default_factory=set)
     fell_back: bool = False  # the columns failed once (logged once)
+    # a score rule's weighted score on every row (None: to compute), valid when every
+    # row's normalised score is in range; kept in step with ``values`` through the rows
+    # evaluated since (``patched``; None: all of them)
+    weighted: np.ndarray | None = None
+    patched: list[int] | None = None
 
 
 def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
@@ -323,6 +328,13 @@ class NodeEvaluator:
             assert isinstance(rule, ScoreRule)
             plan = self._plan_for(instance, rule)
             self._update(plan, state, snapshot, filter_rows=False)
+            factor = rule.weight * instance.weight
+            weighted = _weighted(plan, rule.normalize, factor)
+            if weighted is not None:  # the score of every row is known and valid
+                weighted = weighted[rows]
+                totals += weighted
+                parts[instance.name] = parts.get(instance.name, 0) + weighted
+                continue
             if plan.statuses:
                 for row in rows.tolist():
                     found = plan.statuses.get(row)
@@ -340,7 +352,7 @@ class NodeEvaluator:
                 i = int(np.flatnonzero(~inside)[0])
                 return score_out_of_range(rule, snapshot.nodes[int(rows[i])].name,
                                           float(scores[i])), totals, parts
-            weighted = np.trunc(scores).astype(np.int64) * (rule.weight * instance.weight)
+            weighted = np.trunc(scores).astype(np.int64) * factor
             totals += weighted
             parts[instance.name] = parts.get(instance.name, 0) + weighted
         return SUCCESS, totals, parts
@@ -363,7 +375,7 @@ class NodeEvaluator:
             size = self.table.size
             plan.values = np.zeros(size, np.int8 if filter_rows else np.float64)
             plan.statuses, plan.index, plan.constant = {}, None, False
-            plan.scalar_rows = set()
+            plan.scalar_rows, plan.patched = set(), None
             self._scalar_rows(plan, state, snapshot, list(range(size)), filter_rows)
 
     def _evaluate(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
@@ -460,11 +472,17 @@ class NodeEvaluator:
             result = Evaluation(plan.remainder, table.size, pod_part, node_part).run()
             plan.values, undecided = _values(result, table.size, filter_rows, reasons)
             plan.constant = isinstance(result, Scalar) and not len(undecided)
+            plan.patched = None
             rows = undecided
         else:
-            for row in rows.tolist():
+            listed = rows.tolist()
+            for row in listed:
                 plan.statuses.pop(row, None)
                 plan.scalar_rows.discard(row)
+            if not filter_rows and plan.patched is not None:
+                plan.patched += listed
+                if len(plan.patched) > table.size:  # not scored for long: start over
+                    plan.patched = None
         if not len(rows):
             return
         remainder = plan.remainder.closure(plan.remainder.tree, frozenset())
@@ -599,6 +617,36 @@ def _values(result: Value, size: int, filter_rows: bool, reasons: bool = False
     if undecided is None:
         return values, np.zeros(0, np.int64)
     return values, np.flatnonzero(undecided)
+
+
+def _weighted(plan: _Plan, how: Normalization, factor: int) -> np.ndarray | None:
+    """The weighted score of a score rule on every row, brought up to date with its values
+    (only the rows evaluated since, when it was known); None when some row has no valid
+    score (an error, a value out of range) or the normalisation depends on the rows
+    scored: the caller then scores the rows it has, reporting the first such row. A rule
+    with one value on every row normalises it alike on whatever rows are scored."""
+    if plan.statuses or not (how is Normalization.NONE or plan.constant):
+        return None
+    patched = plan.patched
+    if plan.weighted is None or patched is None or not len(plan.weighted):
+        plan.weighted, plan.patched = None, []
+        values = plan.values
+        scores = values if how is Normalization.NONE else np.full(
+            len(values), _normalise(values[:1], how)[0] if len(values) else 0.0)
+        if not (np.isfinite(scores).all() and ((scores >= 0) & (scores <= MAX_NODE_SCORE)).all()):
+            plan.patched = None
+            return None
+        plan.weighted = np.trunc(scores).astype(np.int64) * factor
+        return plan.weighted
+    if patched:
+        weighted = plan.weighted
+        for row, value in zip(patched, plan.values[patched].tolist(), strict=True):
+            if not 0 <= value <= MAX_NODE_SCORE:  # NaN too
+                plan.weighted, plan.patched = None, None
+                return None
+            weighted[row] = int(value) * factor
+        plan.patched = []
+    return plan.weighted
 
 
 def _normalise(raw: np.ndarray, how: Normalization) -> np.ndarray:

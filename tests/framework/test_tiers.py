@@ -293,6 +293,36 @@ def test_a_non_finite_score_fails_only_the_pods_its_policy_matches(tmp_path: Pat
                                prefix + "+Inf on node node-0, it should be a finite number")
 
 
+GROWING = """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: growing}
+spec:
+  score:
+  - name: out-of-range-once-crowded
+    expression: "node.podCount * 30 + (node.name == 'node-2' ? 1 : 0)"
+"""
+
+
+def test_a_score_kept_between_pods_follows_a_node_out_of_range(tmp_path: Path) -> None:
+    """The vectorised tier keeps a score rule's weighted scores from one pod to the next,
+    updating the rows that changed: once the node the pods go to scores beyond 100, the
+    next pod fails naming it, as in the scalar tier."""
+    loaded = engine_with(tmp_path, GROWING)
+    objects = small_cluster(pods=8)
+    for obj in objects[3:5]:  # two pods on node-1 already: it scores 60
+        obj["spec"]["nodeName"] = "node-1"
+    scalar, vectorised = (simulate(scheduler(objects, evaluation, loaded))
+                          for evaluation in (SCALAR, VECTORISED))
+    assert vectorised == scalar
+    assert [scalar[f"default/pod-{i}"][0] for i in (2, 3)] == ["node-1", "node-1"]  # 90
+    for i in range(4, 8):  # then 120
+        assert scalar[f"default/pod-{i}"][1] == (
+            "policy growing rule out-of-range-once-crowded: spec.score[0].expression "
+            "`node.podCount * 30 + (node.name == 'node-2' ? 1 : 0)`: returns an invalid "
+            "score 120 on node node-1, it should in the range of [0, 100] after normalizing")
+
+
 @pytest.mark.parametrize("memory", ["8Ei", "16Ei", "1e19", str(2**63 - 1), "1e9999"])
 def test_a_node_with_memory_beyond_int64_takes_pods_like_any_other(memory: str) -> None:
     scalar, vectorised = (simulate(scheduler(small_cluster(memory), evaluation))
