@@ -67,6 +67,7 @@ class NodeTable:
         self._log_start = 1
         self._objects: list[Any] = []  # per row, the Node object its node was read from
         self._per_pod: dict[Hashable, weakref.WeakKeyDictionary[PodInfo, Any]] = {}
+        self._answers: dict[Hashable, Any] = {}
 
     @property
     def size(self) -> int:
@@ -121,6 +122,7 @@ class NodeTable:
         """Forget every column and per-pod value (the policies changed)."""
         self._columns.clear()
         self._per_pod.clear()
+        self._answers.clear()
 
     def per_pod(self, key: Hashable) -> weakref.WeakKeyDictionary[PodInfo, Any]:
         """Values computed from one pod alone for the question ``key`` (a column's rows
@@ -130,6 +132,13 @@ class NodeTable:
         if found is None:
             found = self._per_pod[key] = weakref.WeakKeyDictionary()
         return found
+
+    def answer(self, key: Hashable, compute: Callable[[], Any]) -> Any:
+        """The answer to the question ``key`` that depends on the policies alone:
+        computed once, until the policies change."""
+        if key not in self._answers:
+            self._answers[key] = compute()
+        return self._answers[key]
 
     def column(self, key: Hashable, compute: RowFunction, per_row: bool = False,
                objects_only: bool = False) -> tuple[Column, list[Any]]:

@@ -165,6 +165,14 @@ def children(node: Node) -> tuple[Node, ...]:
     return ()
 
 
+def walk(tree: Node) -> list[Node]:
+    """``tree`` and every sub-expression in it, parents first."""
+    out = [tree]
+    for child in children(tree):
+        out += walk(child)
+    return out
+
+
 def qualified_name(node: Node) -> str | None:
     """``a.b.c`` written as identifiers and selects → ``"a.b.c"``; anything else → None.
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..cache.cache import Snapshot
 from ..cache.node_info import NodeInfo
 from ..cache.node_table import NodeTable
-from ..cel import CelError
+from ..cel import CelError, ast
 from ..cel.values import detached, register_identity
 from ..cel.vector import FactorisedColumn, NumericColumn
 from ..model.objects import PodInfo
@@ -227,8 +227,11 @@ def compute(spec: Aggregate, pod: PodInfo, view: ClusterView, evaluate: Evaluate
     ``extra`` (``item``) added to the pod's activation; ``termsOf`` sees ``params``. The
     ``owner`` (the policy instance) keys what is kept for the aggregate between pods."""
     if spec.terms_of is not None:
-        return _selecting_terms(pod, view, _counted_terms(spec.terms_of, params),
-                                ("termsOf", owner, spec.name))
+        terms_of = spec.terms_of
+        key = ("termsOf", owner, spec.name)
+        return _selecting_terms(pod, view, _counted_terms(terms_of, params), key,
+                                view.table.answer(key, lambda: _only_with_affinity(
+                                    terms_of, params)))
     if spec.for_each is None:
         return _selected_pods(spec, pod, view, evaluate, {})
     items = evaluate(spec.for_each, {})
@@ -256,6 +259,22 @@ def _counted_terms(terms_of: CelExpression, params: Mapping[str, Any]) -> Counte
         return found
 
     return terms
+
+
+def _only_with_affinity(terms_of: CelExpression, params: Mapping[str, Any]) -> bool:
+    """Whether only pods with an ``affinity`` can have terms: ``termsOf`` reads the pod
+    only through ``p.affinity``, and gives no term when that is empty (kube-scheduler's
+    PodsWithAffinity index). Then the pods without are never evaluated."""
+    nodes = ast.walk(terms_of.program.tree)
+    reads = [n for n in nodes if isinstance(n, ast.Ident) and n.name == "p"]
+    through_affinity = {id(n.operand) for n in nodes
+                        if isinstance(n, ast.Select) and n.field == "affinity"}
+    if not all(id(n) in through_affinity for n in reads):
+        return False
+    try:
+        return terms_of.evaluate({"p": {"affinity": {}}, "params": params}) == []
+    except CelError:
+        return False
 
 
 def _terms(value: Any, pod: PodInfo) -> tuple[PodAffinityTerm, ...]:
@@ -351,9 +370,10 @@ def _toleration_mask(pod: PodInfo, view: ClusterView) -> np.ndarray:
 
 
 def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerms,
-                     key: Hashable) -> AggregateValue:
+                     key: Hashable, only_with_affinity: bool) -> AggregateValue:
     """``termsOf``: per row, the summed weights of the counted pods' terms that select
-    ``pod``, each in the domain of its own topology key."""
+    ``pod``, each in the domain of its own topology key (``only_with_affinity``: pods
+    without an affinity have none)."""
 
     known = view.table.per_pod(key)  # a pod's terms: evaluated once, not per node change
 
@@ -366,6 +386,8 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
     def weights(node: NodeInfo) -> tuple[tuple[Hashable, PodAffinityTerm, int], ...]:
         found: dict[Hashable, tuple[PodAffinityTerm, int]] = {}
         for p in node.pods.values():
+            if only_with_affinity and not p.view["affinity"]:
+                continue
             for key, (term, weight) in terms_of(p).items():
                 before = found.get(key)
                 found[key] = (term, weight + (before[1] if before else 0))

@@ -173,7 +173,7 @@ def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],
     cycle input (``now``, cluster-wide lists); ``variables`` are followed."""
     if free_names(tree) & CYCLE_INPUTS:
         return False
-    for node in _walk(tree):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Select) and isinstance(node.operand, ast.Ident):
             head = node.operand.name
             if head == "pod" and node.field in POD_IDENTITY:
@@ -192,16 +192,9 @@ def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],
     return True
 
 
-def _walk(tree: ast.Node) -> list[ast.Node]:
-    out = [tree]
-    for child in ast.children(tree):
-        out += _walk(child)
-    return out
-
-
 def _selected(tree: ast.Node, ident: ast.Ident) -> bool:
     """Whether ``ident`` is the operand of a field selection in ``tree``."""
-    return any(isinstance(n, ast.Select) and n.operand is ident for n in _walk(tree))
+    return any(isinstance(n, ast.Select) and n.operand is ident for n in ast.walk(tree))
 
 
 def template_of(state: CycleState) -> Any:

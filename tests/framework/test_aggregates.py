@@ -49,7 +49,12 @@ from policysched.cel import CelError
 from policysched.cel.vector import freeze
 from policysched.cluster.memory import MemoryBackend, merge_label_keys
 from policysched.commands.loading import load_engine
-from policysched.framework.aggregates import AggregateValue, ClusterView, WhatIf
+from policysched.framework.aggregates import (
+    AggregateValue,
+    ClusterView,
+    WhatIf,
+    _only_with_affinity,
+)
 from policysched.framework.profiles import Engine, build_frameworks
 from policysched.framework.runtime import CycleState, Framework
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
@@ -1227,3 +1232,47 @@ def test_an_aggregate_that_counts_nothing_is_the_same_for_the_vectorised_caches(
     assert freeze(empty) == freeze(other_empty)
     counting, same_counts = value([1, 0, 0], 1), value([1, 0, 0], 1)
     assert freeze(counting) != freeze(same_counts) != freeze(empty)
+
+
+REPELLING_TERMS = ("p.labels.?repels.orValue('') == 'web' ? [{'labelSelector': dyn({"
+                   "'matchLabels': {'app': 'web'}}), 'topologyKey': dyn('kubernetes.io/hostname')}]"
+                   " : "
+                   "p.affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution"
+                   ".orValue([])")
+
+
+@pytest.mark.parametrize("tier", [SCALAR, VECTORISED])
+def test_only_pods_with_affinity_are_read_when_terms_come_from_the_affinity_alone(
+        tier: str, tmp_path: Path) -> None:
+    """A ``termsOf`` that reads the pod only through ``p.affinity`` (the built-in one)
+    skips the pods without any; one that reads anything else (here the labels) reads
+    every pod, so a pod without affinity can still keep others off its node."""
+    text = (BUILTIN_POLICIES / f"{AFFINITY}.yaml").read_text()
+    builtin_terms = ('termsOf: "p.affinity.?podAntiAffinity.?'
+                     'requiredDuringSchedulingIgnoredDuringExecution.orValue([])"')
+    assert builtin_terms in text
+    (tmp_path / "affinity.yaml").write_text(text.replace(
+        builtin_terms, "termsOf: " + json.dumps(REPELLING_TERMS)))
+    builtin = load_policy_set([BUILTIN_POLICIES])
+    changed = load_policy_set([tmp_path / "affinity.yaml"])
+    assert builtin.valid and changed.valid, changed.diagnostics
+    [configuration] = builtin.configurations
+    for policies, only_with_affinity in ((builtin.policies, True), (
+            [p for p in builtin.policies if p.name != AFFINITY] + list(changed.policies),
+            False)):
+        [policy] = [p for p in policies if p.name == AFFINITY]
+        [terms] = [a for a in policy.aggregates if a.name == "existingAntiAffinity"]
+        assert terms.terms_of is not None
+        assert _only_with_affinity(terms.terms_of, policy.params) is only_with_affinity
+        guard = pod_object("guard", "db", node="n1")
+        guard["metadata"]["labels"]["repels"] = "web"
+        web = pod_object("web", "web")
+        web["spec"]["nodeSelector"] = {HOSTNAME: "n1"}
+        engine = Engine(*build_frameworks(policies, dict(configuration.value)))
+        s, _, clock = scheduler([node_object("n1", "z1"), guard, web], engine, tier)
+        node, message, _ = simulate(s, clock)["default/web"]
+        if only_with_affinity:
+            assert node == "n1"
+        else:
+            assert node is None
+            assert "didn't satisfy existing pods anti-affinity rules" in str(message)
