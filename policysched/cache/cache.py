@@ -329,7 +329,8 @@ class Cache:
             del self._assumed[key]
             self._binding_finished.discard(key)
         if pod.node_name and not pod.terminated:
-            self._place(pod, pod.node_name)
+            if not self._replace(pod, pod.node_name):
+                self._place(pod, pod.node_name)
         else:
             self._unplace(key)
             self._changed()  # a pending pod is in the cluster-wide `pods` list too
@@ -731,6 +732,20 @@ class Cache:
             self._with_affinity[pod.key] = pod
             self._affinity_views = None
         self._changed()
+
+    def _replace(self, pod: PodInfo, node_name: str) -> bool:
+        """``pod`` in place of the one counted with its key on ``node_name``, when that
+        one has the same spec (``NodeInfo.replace_pod``): its view stays as it was."""
+        node = self._nodes.get(node_name)
+        if node is None or self._placement.get(pod.key) != node_name \
+                or not node.replace_pod(pod):
+            return False
+        self._dirty.add(node_name)
+        if pod.key in self._with_affinity:  # the same spec: the same affinity
+            self._with_affinity[pod.key] = pod
+            self._affinity_views = None
+        self._changed()
+        return True
 
     def _unplace(self, key: str) -> None:
         node_name = self._placement.pop(key, None)

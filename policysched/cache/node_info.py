@@ -52,7 +52,9 @@ def next_generation() -> int:
 @dataclass(eq=False)
 class NodeInfo:
     """A node and the pods counted on it (bound and assumed). ``pod_views`` is the CEL
-    ``nodePods`` list; ``generation`` changes on every change. Compared by identity."""
+    ``nodePods`` list; ``generation`` changes on every change, ``view_generation`` on
+    every change of the view (all but a pod replaced by one counted alike:
+    ``replace_pod``). Compared by identity."""
 
     name: str
     obj: dict[str, Any]
@@ -60,6 +62,7 @@ class NodeInfo:
     pods: dict[str, PodInfo] = field(default_factory=dict)
     pod_views: list[dict[str, Any]] = field(default_factory=list)
     generation: int = field(default_factory=next_generation)
+    view_generation: int = 0  # 0: ``generation``
     usage: Resources = field(default_factory=dict)  # summed pod requests, nonzero, no "pods"
     non_zero_usage: Resources = field(  # summed ``PodInfo.non_zero``: cpu and memory
         default_factory=lambda: dict.fromkeys(NON_ZERO_DEFAULTS, 0))
@@ -77,6 +80,7 @@ class NodeInfo:
 
     def __post_init__(self) -> None:
         self.view["csiVolumes"] = self.csi_volumes  # kept up to date with it
+        self.view_generation = self.view_generation or self.generation
 
     @classmethod
     def of(cls, obj: dict[str, Any]) -> NodeInfo:
@@ -145,7 +149,24 @@ class NodeInfo:
                 self.used_ports.append(
                     {"hostIP": host_ip, "protocol": protocol, "hostPort": host_port}
                 )
+        self.generation = self.view_generation = next_generation()
+
+    def replace_pod(self, pod: PodInfo) -> bool:
+        """Count ``pod`` in place of the pod with its key when that one has the same
+        ``spec_parts`` (an update of its status or metadata, the bind of an assumed pod
+        confirmed): nothing counted changes, so the view stays (``view_generation``) and
+        ``nodePods`` has the new pod where it had the old. False (nothing done) otherwise."""
+        counted = self.pods.get(pod.key)
+        if counted is None or counted.spec_parts is not pod.spec_parts \
+                or pod.spec_parts is None:
+            return False
+        self.pods[pod.key] = pod
+        for i, view in enumerate(self.pod_views):
+            if view is counted.view:
+                self.pod_views[i] = pod.view
+                break
         self.generation = next_generation()
+        return True
 
     def remove_pod(self, pod: PodInfo) -> PodInfo | None:
         """Stop counting the pod with ``pod``'s key; returns the PodInfo that was counted
@@ -190,7 +211,7 @@ class NodeInfo:
             if self.port_counts[port] == 0:
                 del self.port_counts[port]
                 self._drop_port(port)
-        self.generation = next_generation()
+        self.generation = self.view_generation = next_generation()
         return counted
 
     def set_node(self, obj: dict[str, Any]) -> None:
@@ -208,7 +229,7 @@ class NodeInfo:
             view[name] = self.view[name]
         self.name, self.obj, self.view = view["name"], obj, view
         self._refresh_totals(allocatable, requested, free)
-        self.generation = next_generation()
+        self.generation = self.view_generation = next_generation()
 
     def clone(self) -> NodeInfo:
         """An independent copy (same generation) whose counts can change without touching
@@ -228,6 +249,7 @@ class NodeInfo:
             pods=dict(self.pods),
             pod_views=list(self.pod_views),
             generation=self.generation,
+            view_generation=self.view_generation,
             usage=dict(self.usage),
             non_zero_usage=dict(self.non_zero_usage),
             port_counts=Counter(self.port_counts),
@@ -246,7 +268,7 @@ class NodeInfo:
     def set_csi_limits(self, limits: Mapping[str, int]) -> None:
         """The node's CSINode changed: its volume limit per driver."""
         self.view["csiVolumeLimits"] = dict(limits)
-        self.generation = next_generation()
+        self.generation = self.view_generation = next_generation()
 
     def _add_volume_refs(self, key: str, volumes: tuple[PodVolume, ...]) -> None:
         """Count the pod's inline disks and claim references."""

@@ -5,9 +5,11 @@ expression part (``node.allocatable``, ``'cpu' in node.free ? node.free['cpu'] :
 ``node.labels``, ``nodePods.filter(...).size()`` ...) on every node, as NumPy arrays where
 the values are numbers or bools and factorised otherwise (see ``cel.vector``). A column
 is kept up to date incrementally: on use, only rows whose node generation changed since
-the column last saw them are recomputed (binding a pod changes one row) — and for a column
-of what the Node object alone gives (``objects_only``: labels, taints, allocatable ...),
-only rows whose Node object changed, not those whose pods did. Each column also
+the column last saw them are recomputed (binding a pod changes one row) — for a column of
+what the node view alone gives (``view_only``: not ``nodePods``), only rows whose view
+changed (not those where a pod was only replaced by one counted alike: a status update, a
+bind confirmed), and for one of what the Node object alone gives (``objects_only``:
+labels, taints, allocatable ...), only rows whose Node object changed. Each column also
 knows, per row, the epoch at which its value last changed (``modified``): a result computed
 from a node's column values stays valid while those values do, even if the node changed.
 """
@@ -48,6 +50,7 @@ class _Column:
     used: int = 0  # the table's epoch when last read
     per_row: bool = False  # every row its own value (node views): no factorising
     objects_only: bool = False  # computed from the Node object alone, not from its pods
+    view_only: bool = False  # computed from the node view alone, not from ``nodePods``
     # per row, the epoch at which its value last changed (a different value or type)
     modified: np.ndarray = field(default_factory=lambda: _NO_ROWS)
 
@@ -59,13 +62,15 @@ class NodeTable:
         self.snapshot: Snapshot | None = None
         self.generations = np.zeros(0, np.int64)
         self._columns: dict[Hashable, _Column] = {}
-        # rows changed by each refresh: epoch e changed ``_log[e - _log_start]``, and
-        # the Node objects of ``_object_log[e - _log_start]``
+        # rows changed by each refresh: epoch e changed ``_log[e - _log_start]``, the
+        # views of ``_view_log[e - _log_start]`` and the Node objects of ``_object_log[…]``
         self.epoch = 0
         self._log: list[np.ndarray] = []
+        self._view_log: list[np.ndarray] = []
         self._object_log: list[np.ndarray] = []
         self._log_start = 1
         self._objects: list[Any] = []  # per row, the Node object its node was read from
+        self._views: list[int] = []  # per row, the view_generation of its node
         self._per_pod: dict[Hashable, weakref.WeakKeyDictionary[PodInfo, Any]] = {}
         self._answers: dict[Hashable, Any] = {}
 
@@ -80,8 +85,10 @@ class NodeTable:
         if self.snapshot is None or snapshot.index is not self.snapshot.index:
             self._columns.clear()
             self._log.clear()
+            self._view_log.clear()
             self._object_log.clear()
             self._objects = [n.obj for n in snapshot.nodes]
+            self._views = [n.view_generation for n in snapshot.nodes]
             changed = None
         else:
             changed = np.flatnonzero(snapshot.generations != self.generations)
@@ -91,28 +98,35 @@ class NodeTable:
         if changed is None:
             self._log_start = self.epoch + 1
         else:
-            objects = []
+            objects, views = [], []
             for row in changed.tolist():
-                obj = snapshot.nodes[row].obj
-                if obj is not self._objects[row]:
-                    self._objects[row] = obj
+                node = snapshot.nodes[row]
+                if node.view_generation != self._views[row]:
+                    self._views[row] = node.view_generation
+                    views.append(row)
+                if node.obj is not self._objects[row]:
+                    self._objects[row] = node.obj
                     objects.append(row)
             self._log.append(changed)
+            self._view_log.append(np.array(views, np.int64) if views else _NO_ROWS)
             self._object_log.append(np.array(objects, np.int64) if objects else _NO_ROWS)
             if len(self._log) > LOG_LENGTH:
                 del self._log[0]
+                del self._view_log[0]
                 del self._object_log[0]
                 self._log_start += 1
 
-    def changed_since(self, epoch: int, objects_only: bool = False) -> np.ndarray | None:
+    def changed_since(self, epoch: int, objects_only: bool = False,
+                      view_only: bool = False) -> np.ndarray | None:
         """Rows changed by the refreshes after ``epoch`` (``objects_only``: rows whose
-        Node object changed); None when not known (nodes were added or deleted, or
-        ``epoch`` is too old)."""
+        Node object changed; ``view_only``: rows whose view did); None when not known
+        (nodes were added or deleted, or ``epoch`` is too old)."""
         if epoch == self.epoch:
             return _NO_ROWS
         if epoch + 1 < self._log_start:
             return None
-        log = self._object_log if objects_only else self._log
+        log = self._object_log if objects_only else self._view_log if view_only \
+            else self._log
         parts = log[epoch + 1 - self._log_start:]
         if len(parts) == 1:
             return parts[0]
@@ -141,25 +155,27 @@ class NodeTable:
         return self._answers[key]
 
     def column(self, key: Hashable, compute: RowFunction, per_row: bool = False,
-               objects_only: bool = False) -> tuple[Column, list[Any]]:
+               objects_only: bool = False, view_only: bool = False
+               ) -> tuple[Column, list[Any]]:
         """The column ``key`` (computed by ``compute(node)`` per row, CelError for an
         error), brought up to date with the current snapshot; also as a list of values.
         ``per_row``: the values differ on every row (the node views themselves), so the
         column is not factorised by value (codes are the rows). ``objects_only``:
         ``compute`` reads only what the Node object gives (not the node's pods), so a
-        row is recomputed only when its Node object changed."""
-        col = self._current(key, compute, per_row, objects_only)
+        row is recomputed only when its Node object changed; ``view_only``: ``compute``
+        reads only the node view (not ``nodePods``), so only when the view changed."""
+        col = self._current(key, compute, per_row, objects_only, view_only)
         return col.data, col.values
 
     def modified(self, key: Hashable, compute: RowFunction, per_row: bool = False,
-                 objects_only: bool = False) -> np.ndarray:
+                 objects_only: bool = False, view_only: bool = False) -> np.ndarray:
         """Per row, the epoch at which the value of column ``key`` (brought up to date, as
         ``column``) last changed: a value computed from the column at epoch ``e`` holds on
         the rows where it is at most ``e``."""
-        return self._current(key, compute, per_row, objects_only).modified
+        return self._current(key, compute, per_row, objects_only, view_only).modified
 
     def _current(self, key: Hashable, compute: RowFunction, per_row: bool,
-                 objects_only: bool) -> _Column:
+                 objects_only: bool, view_only: bool) -> _Column:
         assert self.snapshot is not None
         nodes = self.snapshot.nodes
         col = self._columns.get(key)
@@ -169,6 +185,7 @@ class NodeTable:
                     else column_of(values))
             col = _Column(compute, values, self.epoch, data, used=self.epoch, per_row=per_row,
                           objects_only=objects_only and not per_row,
+                          view_only=view_only and not per_row,
                           modified=np.full(len(values), self.epoch, np.int64))
             if len(self._columns) >= MAX_COLUMNS:
                 del self._columns[min(self._columns, key=lambda k: self._columns[k].used)]
@@ -176,7 +193,7 @@ class NodeTable:
             return col
         col.used = self.epoch
         if col.epoch != self.epoch:
-            stale = self.changed_since(col.epoch, col.objects_only)
+            stale = self.changed_since(col.epoch, col.objects_only, col.view_only)
             if stale is None:  # not used for a long time: start over
                 col.values = [_row(compute, n) for n in nodes]
                 col.data = (FactorisedColumn(np.arange(len(col.values)), col.values)

@@ -90,8 +90,8 @@ class _Plan:
     views: frozenset[int]  # the node parts that are ``node`` itself (one value per row)
     rejection: Status | None = None
     # per node part: its NodeTable column (key, row function, one value per row, read
-    # from the Node object alone)
-    columns: tuple[tuple[Hashable, Callable[[NodeInfo], Any], bool, bool], ...] = ()
+    # from the Node object alone, from the node view alone)
+    columns: tuple[tuple[Hashable, Callable[[NodeInfo], Any], bool, bool, bool], ...] = ()
     # the equivalence cache: pod-side parts read (index, frozen value), in order ...
     used: list[tuple[int, Any]] = field(default_factory=list)
     index: Any = None  # ... the snapshot row index (None: not yet evaluated) and table
@@ -140,7 +140,7 @@ def _plan(instance: PolicyInstance, rule: Rule) -> _Plan:
     views = frozenset(k for k, part in enumerate(parts.node_parts)
                       if isinstance(part, ast.Ident) and part.name == "node")
     columns = tuple((key, _row_function(compute, instance.params), k in views,
-                     _reads_node_object_only(part))
+                     _reads_node_fields(part, NODE_OBJECT_FIELDS), _reads_node_fields(part))
                     for k, ((key, compute), part) in enumerate(
                         zip(node_parts, parts.node_parts, strict=True)))
     return _Plan(instance, rule, Remainder(parts.remainder, env, program.types),
@@ -153,18 +153,19 @@ def _row_function(compute: Evaluator, params: Any) -> Callable[[NodeInfo], Any]:
     return lambda n: compute({"node": n.view, "nodePods": n.pod_views, "params": params})
 
 
-def _reads_node_object_only(tree: ast.Node) -> bool:
-    """Whether a node part reads only fields of ``node`` the Node object gives: never
-    ``nodePods``, ``node`` as a whole, nor what its pods change (``requested``, ``free``
-    ...). Its value then changes only when the Node object does."""
+def _reads_node_fields(tree: ast.Node, fields: frozenset[str] | None = None) -> bool:
+    """Whether a node part reads only fields of ``node`` (those in ``fields``; None: any):
+    never ``nodePods`` nor ``node`` as a whole. With ``NODE_OBJECT_FIELDS`` (not what its
+    pods change: ``requested``, ``free`` ...), its value changes only when the Node object
+    does; with any field, only when the view does."""
     if isinstance(tree, ast.Select) and isinstance(tree.operand, ast.Ident) \
             and tree.operand.name == "node":
-        return tree.field in NODE_OBJECT_FIELDS
+        return fields is None or tree.field in fields
     if isinstance(tree, ast.Ident):
         return tree.name.split(".", 1)[0] not in NODE_ROOTS
     if isinstance(tree, ast.Macro) and NODE_ROOTS & {tree.var, tree.var2}:
         return False  # binds the name itself: not followed
-    return all(_reads_node_object_only(child) for child in ast.children(tree))
+    return all(_reads_node_fields(child, fields) for child in ast.children(tree))
 
 
 def _template_only(tree: ast.Node, variables: Mapping[str, ast.Node],

@@ -133,6 +133,36 @@ def test_the_bound_event_confirms_an_assumed_pod_without_double_counting(
         cache.forget(pod)
 
 
+def test_an_update_that_changes_nothing_counted_keeps_the_node_view() -> None:
+    """The bind confirming an assumption and a status update of a bound pod (same spec)
+    replace the pod in ``nodePods``, in its place, without touching the view: the node's
+    generation changes, its view generation does not. A spec change counts anew."""
+    cache = _loaded()
+    pod = _pending(cache)
+    cache.assume(pod, "node-c")
+    [live] = [n for n in cache.nodes() if n.name == "node-c"]
+    view, view_generation, generation = live.view, live.view_generation, live.generation
+    requested = dict(live.requested)
+    bound = _bound(_pod_obj("pending"), "node-c")
+    cache.apply(_event("MODIFIED", bound))
+    running = copy.deepcopy(bound)
+    running["status"] = {"phase": "Running", "podIP": "10.0.0.9"}
+    running["metadata"]["resourceVersion"] = "9"
+    cache.apply(_event("MODIFIED", running))
+    node = cache.snapshot().node("node-c")
+    assert node is not None and node.generation != generation
+    assert node.view_generation == view_generation and node.requested == requested
+    assert live.view is view
+    [counted] = node.pod_views
+    assert counted["status"]["phase"] == "Running" and node.pods[pod.key] is cache.pod(pod.key)
+    resized = copy.deepcopy(running)
+    resized["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    cache.apply(_event("MODIFIED", resized))
+    node = cache.snapshot().node("node-c")
+    assert node is not None and node.view_generation != view_generation
+    assert node.requested["cpu"] == 2000 and node.pod_count == 1
+
+
 def test_a_pod_bound_elsewhere_than_assumed_moves() -> None:
     cache = _loaded()
     pod = _pending(cache)

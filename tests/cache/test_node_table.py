@@ -208,3 +208,38 @@ def test_a_column_of_the_node_object_is_recomputed_only_when_the_object_changes(
     assert table.modified("zone", zone, objects_only=True).tolist() == [
         epoch, table.epoch, epoch, epoch]
     assert table.changed_since(epoch, objects_only=True).tolist() == [1]
+
+
+def test_a_column_of_the_node_view_is_not_recomputed_when_a_pod_is_only_replaced() -> None:
+    """A status update of a bound pod changes ``nodePods`` but not the view: a column of
+    view fields keeps its rows, one of ``nodePods`` recomputes the node's."""
+    cache = cluster(3)
+    bound = pod("p1", "n1")
+    cache.apply(ClusterEvent("ADDED", "Pod", bound))
+    table = NodeTable()
+    calls: list[str] = []
+
+    def free(n: NodeInfo) -> int:
+        calls.append(n.name)
+        return int(n.view["free"]["pods"])
+
+    def phases(n: NodeInfo) -> list[str]:
+        return [p["status"].get("phase", "") for p in n.pod_views]
+
+    table.refresh(cache.snapshot())
+    table.column("free", free, view_only=True)
+    table.column("phases", phases)
+    epoch = table.epoch
+    running = {**bound, "status": {"phase": "Running"}}
+    cache.apply(ClusterEvent("MODIFIED", "Pod", running))
+    table.refresh(cache.snapshot())
+    _, values = table.column("free", free, view_only=True)
+    assert calls == ["n0", "n1", "n2"] and values == [110, 109, 110]  # not read again
+    assert table.column("phases", phases)[1] == [[], ["Running"], []]
+    assert table.changed_since(epoch).tolist() == [1]
+    assert table.changed_since(epoch, view_only=True).tolist() == []
+    cache.apply(ClusterEvent("ADDED", "Pod", pod("p2", "n1")))  # the view changes
+    table.refresh(cache.snapshot())
+    _, values = table.column("free", free, view_only=True)
+    assert calls[3:] == ["n1"] and values == [110, 108, 110]
+    assert table.changed_since(epoch, view_only=True).tolist() == [1]

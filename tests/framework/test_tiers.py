@@ -28,7 +28,11 @@ from policysched.commands.loading import load_engine
 from policysched.framework.evaluator import ScalarEvaluator
 from policysched.framework.scheduler import SCALAR, VECTORISED, Scheduler
 from policysched.framework.status import Code
-from policysched.framework.vectorised import NodeEvaluator, _reads_node_object_only
+from policysched.framework.vectorised import (
+    NODE_OBJECT_FIELDS,
+    NodeEvaluator,
+    _reads_node_fields,
+)
 from policysched.model.clock import SimulatedClock
 from policysched.resources import BUILTIN_POLICIES
 
@@ -323,6 +327,48 @@ def test_a_score_kept_between_pods_follows_a_node_out_of_range(tmp_path: Path) -
             "score 120 on node node-1, it should in the range of [0, 100] after normalizing")
 
 
+RUNNING_GUARD = """
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: running-guard}
+spec:
+  filter:
+  - name: no-running-guard
+    expression: "!nodePods.exists(p, p.name == 'guard' && p.status.?phase.orValue('') == 'Running')"
+    reason: a running guard
+"""
+
+
+@pytest.mark.parametrize("tier", [SCALAR, VECTORISED])
+def test_a_status_update_of_a_bound_pod_is_seen_by_rules_reading_its_node_pods(
+        tier: str, tmp_path: Path) -> None:
+    """A status update of a bound pod does not change its node's view (nothing counted
+    changes), but it does change ``nodePods``: a rule reading a pod's phase sees it, also
+    for a pod of the same template as one scheduled before it."""
+    nodes, guard, first, second = small_cluster(pods=3)[2:]
+    guard["metadata"]["name"] = "guard"
+    guard["spec"]["nodeName"] = "node-2"
+    for pod in (first, second):
+        pod["metadata"]["labels"] = {}
+        pod["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "node-2"}
+    nodes["metadata"]["labels"] = {"kubernetes.io/hostname": "node-2"}
+    s = scheduler([nodes, guard, first], tier, engine_with(tmp_path, RUNNING_GUARD))
+    assert s.schedule_one()
+    s.sync()
+    assert s.records["default/pod-1"].node == "node-2"
+    backend = s.backend
+    assert isinstance(backend, MemoryBackend)
+    stored = backend.pod("default/guard")
+    assert stored is not None
+    backend.update_object({**stored, "status": {"phase": "Running"}})
+    backend.add_object(second)
+    s.sync()
+    assert s.schedule_one()
+    s.sync()
+    record = s.records["default/pod-2"]
+    assert record.node is None and "a running guard" in str(record.message)
+
+
 @pytest.mark.parametrize("memory", ["8Ei", "16Ei", "1e19", str(2**63 - 1), "1e9999"])
 def test_a_node_with_memory_beyond_int64_takes_pods_like_any_other(memory: str) -> None:
     scalar, vectorised = (simulate(scheduler(small_cluster(memory), evaluation))
@@ -527,18 +573,22 @@ def test_results_kept_for_a_changed_node_follow_its_column_values(tmp_path: Path
     assert len(scalar) == 10 and len({node for _, node in scalar}) == 3  # 2 found none
 
 
-@pytest.mark.parametrize(("part", "objects_only"), [
-    ("node.labels['zone']", True),
-    ("node.taints.exists(t, t.effect == 'NoSchedule')", True),
-    ("node.allocatable.cpu - 1", True),
-    ("has(node.spec.podCIDR) && node.name != ''", True),
-    ("node.free.cpu", False),  # the node's pods change it
-    ("node.podCount", False),
-    ("nodePods.size()", False),
-    ("node", False),  # the whole view, requested and all
-    ("[node].exists(n, n.labels.size() > 0)", False),
-    ("node.labels.exists(node, node == 'a')", False),  # binds the name: not followed
+@pytest.mark.parametrize(("part", "objects_only", "view_only"), [
+    ("node.labels['zone']", True, True),
+    ("node.taints.exists(t, t.effect == 'NoSchedule')", True, True),
+    ("node.allocatable.cpu - 1", True, True),
+    ("has(node.spec.podCIDR) && node.name != ''", True, True),
+    ("node.free.cpu", False, True),  # the node's pods change it
+    ("node.podCount", False, True),
+    ("has(node.usedPorts) ? node.usedPorts.size() : 0", False, True),
+    ("nodePods.size()", False, False),  # a pod's status update changes nodePods
+    ("nodePods.exists(p, p.status.phase == 'Running')", False, False),
+    ("node", False, False),  # the whole view, requested and all
+    ("node['free']", False, False),  # not followed
+    ("[node].exists(n, n.labels.size() > 0)", False, False),
+    ("node.labels.exists(node, node == 'a')", False, False),  # binds the name
 ])
-def test_a_node_part_reads_the_node_object_only_when_it_reads_only_its_fields(
-        part: str, objects_only: bool) -> None:
-    assert _reads_node_object_only(parse(part)) is objects_only
+def test_a_node_part_reads_the_node_object_or_view_only_when_it_reads_only_their_fields(
+        part: str, objects_only: bool, view_only: bool) -> None:
+    assert _reads_node_fields(parse(part), NODE_OBJECT_FIELDS) is objects_only
+    assert _reads_node_fields(parse(part)) is view_only
