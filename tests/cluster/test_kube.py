@@ -1327,16 +1327,17 @@ def test_runner_binds_pods_and_reports_failures(server: FakeApiServer, engine: A
 
 def test_runner_honours_retry_after(server: FakeApiServer, engine: Any) -> None:
     server.put("nodes", node("n1"))
-    server.put("pods", pod("delayed", annotations={"delay": "2"}))
+    # long enough that the first attempt comes before it ends on a busy machine
+    server.put("pods", pod("delayed", annotations={"delay": "4"}))
     created = time.time()
     recorder = Recorder()
     loop = SchedulingLoop(engine, lambda: KubeBackend(server.api_client()), observers=[recorder])
     thread = start_loop(loop)
     try:
         bound = wait_for(lambda: next((a for a in recorder.attempts
-                                       if a.result == "scheduled"), None), timeout=6)
-        # creationTimestamp has whole seconds: the delay ends 1..2 s after creation
-        assert 0.9 <= time.time() - created <= 3.0
+                                       if a.result == "scheduled"), None), timeout=8)
+        # creationTimestamp has whole seconds: the delay ends 3..4 s after creation
+        assert 2.9 <= time.time() - created <= 5.0
         assert bound.attempts == 2
     finally:
         loop.stop()
