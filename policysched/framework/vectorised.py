@@ -622,7 +622,8 @@ def _weighted(plan: _Plan, how: Normalization, factor: int) -> np.ndarray | None
     if plan.statuses or not (how is Normalization.NONE or plan.constant):
         return None
     patched = plan.patched
-    if plan.weighted is None or patched is None or not len(plan.weighted):
+    if plan.weighted is None or patched is None or not len(plan.weighted) \
+            or (patched and how is not Normalization.NONE):  # normalised anew
         plan.weighted, plan.patched = None, []
         values = plan.values
         scores = values if how is Normalization.NONE else np.full(
