@@ -3,12 +3,16 @@
 from pathlib import Path
 from typing import Any
 
+from policysched.cache.cache import Snapshot
 from policysched.cluster.memory import MemoryBackend
 from policysched.commands.loading import load_engine
 from policysched.framework.backend import BindError, BindOutcome, BindRequest, run_bind
 from policysched.framework.profiles import Engine
+from policysched.framework.runtime import CycleState, Framework
 from policysched.framework.scheduler import Scheduler
+from policysched.framework.status import Status
 from policysched.model.clock import SimulatedClock
+from policysched.model.objects import PodInfo
 
 POLICIES_ONLY = str(Path(__file__).parent / "fixtures" / "policies-only.yaml")
 """A configuration whose one profile enables exactly the policies given with it."""
@@ -30,6 +34,25 @@ def start_at(now: float, engine: Engine, *objects: dict[str, Any]
     scheduler = Scheduler(backend, engine.frameworks, engine.settings)
     run(scheduler)
     return scheduler, backend
+
+
+def filter_in_both_tiers(scheduler: Scheduler, fwk: Framework, pod: PodInfo,
+                         snapshot: Snapshot
+                         ) -> tuple[CycleState, CycleState, list[Status]] | None:
+    """The scalar tier's filter status of ``pod`` on every node of ``snapshot``, each
+    asserted equal to the vectorised tier's (``scheduler`` runs it), with the cycle states
+    of both (vectorised, scalar); None when preFilter does not pass."""
+    state = scheduler.cycle_state(pod, snapshot)
+    if not fwk.run_pre_filter(state).status.is_success:
+        return None
+    _, _, status_of = scheduler.evaluator.filter(fwk, state, snapshot)
+    scalar_state = scheduler.cycle_state(pod, snapshot)
+    statuses = []
+    for row, node in enumerate(snapshot.nodes):
+        want = fwk.run_filter(scalar_state, node)
+        assert status_of(row) == want, (pod.key, node.name)
+        statuses.append(want)
+    return state, scalar_state, statuses
 
 
 def run(scheduler: Scheduler) -> None:
