@@ -65,7 +65,8 @@ class ConnectionLog:
         self.clock = clock
         self._lock = threading.Lock()
         self._since: float | None = None  # when the current run of failures began
-        self._status: int | None = None  # the status of the failure last logged
+        self._status: int | None = None  # the status of the last failure
+        self._logged: set[int] = set()  # the failure statuses warned of in this outage
         self._failures = 0  # failed attempts since ``_since``
         self.outages = 0  # runs of failures so far
 
@@ -74,16 +75,17 @@ class ConnectionLog:
         return self._since is not None
 
     def failed(self, error: BaseException) -> None:
-        """An attempt failed with ``error``: a warning the first time, or when the failure's
-        status differs from the one last logged; debug otherwise."""
+        """An attempt failed with ``error``: a warning the first time the outage fails
+        with this status (a refused connection, a 503 ...), debug otherwise — a server
+        shutting down alternates between two, which is two lines, not one per switch."""
         status = failure_status(error)
         with self._lock:
             self._failures += 1
-            new = self._since is None
-            if new:
+            if self._since is None:
                 self._since = self.clock()
                 self.outages += 1
-            changed = new or status != self._status
+            changed = status not in self._logged
+            self._logged.add(status)
             self._status = status
         reason = describe(error)
         if not changed:
@@ -102,6 +104,7 @@ class ConnectionLog:
             if since is None or (started is not None and started < since):
                 return
             self._since, self._status, self._failures = None, None, 0
+            self._logged.clear()
         template = km.LOG_RECONNECTED if status == 0 else km.LOG_RECOVERED
         self.log.info(template, self.name, self.clock() - since, failures)
 

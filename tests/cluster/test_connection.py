@@ -68,6 +68,21 @@ def test_a_different_failure_is_a_new_line(caplog: pytest.LogCaptureFixture) -> 
         (logging.INFO, "event writer: requests succeed again after 0.0s (4 attempts failed)")]
 
 
+def test_failures_alternating_between_two_kinds_are_two_lines(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A server shutting down refuses some connections and answers 503 to others: each
+    kind is said once per outage, not once per switch between them."""
+    caplog.set_level(logging.INFO, LOGGER)
+    connection = ConnectionLog("pod writes", logging.getLogger(LOGGER), Clock())
+    for _ in range(5):
+        connection.failed(ApiError(503, "apiserver is shutting down"))
+        connection.failed(ApiError(0, "connection refused"))
+    connection.succeeded()
+    connection.failed(ApiError(503, "apiserver is shutting down"))  # a new outage
+    assert [level for level, _ in lines(caplog)] == [
+        logging.WARNING, logging.WARNING, logging.INFO, logging.WARNING]
+
+
 def test_a_success_that_began_before_the_failures_is_ignored() -> None:
     """Threads sharing one log: a request sent before the outage may still succeed after
     another thread's request failed; that says nothing about the connection now."""
