@@ -140,7 +140,7 @@ class EventHandlers:
             # event (every bind) moves only pods whose rules are known to count pods
             self._move(ASSIGNED_POD_ADD, frozenset({Fact.PODS}),
                        affected=frozenset({Fact.NODE_USAGE}), unknown_moved=False)
-        elif old.obj.get("spec") != pod.obj.get("spec"):  # e.g. resized in place
+        elif _spec_changed(old, pod):  # e.g. resized in place
             self._move(ASSIGNED_POD_UPDATE, POD_GONE)
         elif _pod_identity(old) != _pod_identity(pod):
             self._move(ASSIGNED_POD_UPDATE, frozenset({Fact.PODS}))
@@ -159,7 +159,7 @@ class EventHandlers:
         if record.first_seen is None:
             record.first_seen = self.clock.now()
         if key in self.queue:
-            spec_changed = old is None or old.obj.get("spec") != pod.obj.get("spec")
+            spec_changed = old is None or _spec_changed(old, pod)
             self.queue.update(pod, spec_changed=spec_changed)
             self._nominate(pod, old)
             if spec_changed or old is None or _pod_identity(old) != _pod_identity(pod):
@@ -249,6 +249,15 @@ def _without_version(view: dict[str, Any]) -> tuple[Any, ...]:
     metadata = {k: v for k, v in view["metadata"].items()
                 if k not in ("resourceVersion", "managedFields", "generation")}
     return metadata, view["spec"], view["status"]
+
+
+def _spec_changed(old: PodInfo, pod: PodInfo) -> bool:
+    """Whether the pod's spec changed (not when both were read as one: ``pod_info``
+    shares what it reads only between specs equal but for ``nodeName``)."""
+    if old.spec_parts is not None and old.spec_parts is pod.spec_parts \
+            and old.node_name == pod.node_name:
+        return False
+    return old.obj.get("spec") != pod.obj.get("spec")
 
 
 def _pod_identity(pod: PodInfo) -> tuple[Any, ...]:

@@ -272,6 +272,7 @@ class CycleState:
     node_views: Callable[[], list[dict[str, Any]]]
     affinity_pod_views: Callable[[], list[dict[str, Any]]] = list
     _bases: dict[str, Activation] = field(default_factory=dict)
+    _lists: dict[str, Callable[[], Any]] = field(default_factory=dict)  # what bases share
     _matches: dict[str, bool | Status] = field(default_factory=dict)  # Status: an Error
     skipped_scoring: set[str] = field(default_factory=set)
     parts: dict[Any, Any] = field(default_factory=dict)  # pod-side expression parts' values
@@ -290,22 +291,28 @@ class CycleState:
         if base is None:
             # nothing the base holds refers to this state: no reference cycle, so that the
             # state is freed when the cycle is over, not by the garbage collector
-            skipped, pod, cluster = self.pre_filter_skipped, self.pod, self.cluster
+            lists, pod, cluster = self._lists, self.pod, self.cluster
+            if not lists:
+                lists.update({"pods": self.pod_views, "nodes": self.node_views,
+                              "podsWithAffinity": self.affinity_pod_views,
+                              "workloadSelector": partial(_workload_selector, pod, cluster),
+                              "podGroupPods": partial(_pod_group_pods, pod, cluster),
+                              "podVolumes": partial(_pod_volumes, pod, cluster),
+                              "volumeBinder": partial(_volume_binder, pod, cluster)})
             base = Activation({"now": self.now, "pod": self.pod.view,
                                "params": instance.params},
-                              {"pods": self.pod_views, "nodes": self.node_views,
-                               "podsWithAffinity": self.affinity_pod_views,
-                               "workloadSelector": partial(_workload_selector, pod, cluster),
-                               "podGroupPods": partial(_pod_group_pods, pod, cluster),
-                               "podVolumes": partial(_pod_volumes, pod, cluster),
-                               "volumeBinder": partial(_volume_binder, pod, cluster),
-                               # read in postFilter only, once preFilter is over
-                               "preFilterRan": lambda: instance.name not in skipped})
+                              # read in postFilter only, once preFilter is over
+                              {**lists, "preFilterRan": partial(
+                                  _not_in, instance.name, self.pre_filter_skipped)})
             base["variables"] = _Variables(instance, base)
             base["aggregates"] = _Aggregates(instance, base, pod, cluster)
             self._bases[instance.name] = base
         return base
 
+
+
+def _not_in(name: str, names: set[str]) -> bool:
+    return name not in names
 
 
 def _pod_group_pods(pod: PodInfo, cluster: aggregates.ClusterView | None) -> int:

@@ -375,7 +375,6 @@ class NodeEvaluator:
     def _evaluate(self, plan: _Plan, state: CycleState, snapshot: Snapshot,
                   filter_rows: bool) -> None:
         """Bring ``plan.values`` (and ``plan.statuses``) up to date for this pod."""
-        base = state.base(plan.instance)
         memo = state.parts  # (value or CelError, frozen value) by part, for this pod
 
         def known(k: int) -> tuple[Any, Any]:
@@ -383,7 +382,7 @@ class NodeEvaluator:
             found = memo.get(key)
             if found is None:
                 try:
-                    value = compute(base)
+                    value = compute(state.base(plan.instance))
                 except CelError as e:  # raised again where it is read
                     value = detached(e)
                 except Exception as e:  # (an engine defect)

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
+
+import orjson
 
 from ..cel.library.quantity import is_negative_quantity, quantity_int
 from . import messages, resources
@@ -457,7 +460,7 @@ def pod_info(
             and _same_spec(spec, previous.view["spec"])):
         parts = previous.spec_parts
     else:
-        parts = _spec_parts(spec)
+        parts = _template_parts(spec)
     view = {
         "name": name,
         "namespace": namespace,
@@ -518,6 +521,30 @@ class SpecParts:
     node_selector: dict[str, str]
     affinity: dict[str, Any]
     scheduler_name: str
+
+
+SPEC_PARTS_KEPT = 512  # pod templates whose SpecParts are remembered (``_template_parts``)
+_parts_by_spec: dict[bytes, SpecParts] = {}
+_parts_lock = threading.Lock()  # caches of several schedulers (a shadow) parse at once
+
+
+def _template_parts(spec: dict[str, Any]) -> SpecParts:
+    """``_spec_parts``, shared by the pods of one template: the pods of a workload have
+    the same spec (but ``nodeName``), parsed once while among the last ``SPEC_PARTS_KEPT``
+    specs seen (the spec's JSON, exact, is the key; its parts are never changed)."""
+    try:
+        key = orjson.dumps({k: v for k, v in spec.items() if k != "nodeName"}
+                           if "nodeName" in spec else spec)
+    except TypeError:  # not JSON (an object built in-process): parsed each time
+        return _spec_parts(spec)
+    parts = _parts_by_spec.get(key)
+    if parts is None:
+        parts = _spec_parts(spec)
+        with _parts_lock:
+            if len(_parts_by_spec) >= SPEC_PARTS_KEPT:
+                del _parts_by_spec[next(iter(_parts_by_spec))]  # the first kept
+            _parts_by_spec[key] = parts
+    return parts
 
 
 def _spec_parts(spec: dict[str, Any]) -> SpecParts:

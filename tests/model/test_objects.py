@@ -9,6 +9,7 @@ from policysched.cache.node_info import NodeInfo
 from policysched.cel import compile_expression
 from policysched.cel.values import INT64_MAX
 from policysched.model.objects import (
+    SPEC_PARTS_KEPT,
     ObjectError,
     format_timestamp,
     node_view,
@@ -419,14 +420,12 @@ def test_an_update_that_binds_the_pod_reuses_what_its_spec_gave() -> None:
         fresh.requests, fresh.non_zero, fresh.host_ports, fresh.priority)
 
 
-@pytest.mark.parametrize("change", ["resources", "uid", "tolerations", "new key"])
-def test_an_update_that_changes_the_spec_or_the_pod_reads_it_again(change: str) -> None:
+@pytest.mark.parametrize("change", ["resources", "tolerations", "new key"])
+def test_an_update_that_changes_the_spec_reads_it_again(change: str) -> None:
     before = pod_info(FULL_POD)
     updated = copy.deepcopy(FULL_POD)
     if change == "resources":  # an in-place resize
         updated["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
-    elif change == "uid":  # deleted and created again under the same name
-        updated["metadata"]["uid"] = "u-2"
     elif change == "tolerations":
         updated["spec"]["tolerations"] = []
     else:
@@ -435,3 +434,37 @@ def test_an_update_that_changes_the_spec_or_the_pod_reads_it_again(change: str) 
     assert after.spec_parts is not before.spec_parts
     if change == "resources":
         assert after.requests["cpu"] == 500 and before.requests["cpu"] == 250
+
+
+def test_pods_of_one_template_share_what_is_read_from_their_spec() -> None:
+    """A workload's pods differ in name and uid, not in spec (but nodeName): the spec is
+    parsed once; an equal spec of another pod, bound or not, reads the same values."""
+    first = pod_info(FULL_POD)
+    other = copy.deepcopy(FULL_POD)
+    other["metadata"].update(name="other", uid="u-2")
+    other["spec"]["nodeName"] = "n2"
+    second = pod_info(other)
+    assert second.spec_parts is first.spec_parts and second.node_name == "n2"
+    changed = copy.deepcopy(other)
+    changed["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "500m"
+    third = pod_info(changed)
+    assert third.spec_parts is not first.spec_parts
+    assert (third.requests["cpu"], first.requests["cpu"]) == (500, 250)
+    recreated = copy.deepcopy(FULL_POD)  # deleted and created again under the same name
+    recreated["metadata"]["uid"] = "u-3"
+    assert pod_info(recreated, previous=third).requests == first.requests
+
+
+def test_the_templates_remembered_are_bounded() -> None:
+    pods = []
+    for i in range(SPEC_PARTS_KEPT + 10):
+        obj = copy.deepcopy(FULL_POD)
+        obj["spec"]["priority"] = i
+        pods.append(pod_info(obj))
+    again = copy.deepcopy(FULL_POD)
+    again["spec"]["priority"] = SPEC_PARTS_KEPT + 9  # the last one: still kept
+    assert pod_info(again).spec_parts is pods[-1].spec_parts
+    first = copy.deepcopy(FULL_POD)
+    first["spec"]["priority"] = 0  # the first one: forgotten, read again, the same
+    assert pod_info(first).spec_parts is not pods[0].spec_parts
+    assert pod_info(first).priority == 0
