@@ -762,6 +762,7 @@ def start_kube_scheduler(cluster: Cluster, qps: float, burst: int) -> RunningSch
     done = subprocess.run([str(CLUSTER_SH), "start-scheduler", "--config", str(config_path)],
                           env=script_env(cluster.dir), capture_output=True, text=True,
                           timeout=120, check=False)
+    cluster.env.update(support.read_cluster_env(cluster.dir))  # its port may be a new one
     pid = cluster.pid("kube-scheduler")
     if pid is None:
         raise BenchError(f"cluster.sh start-scheduler failed (exit {done.returncode}):\n"

@@ -333,6 +333,26 @@ for s in socks: s.close()
 EOF
 }
 
+# A port picked at `up` for a daemon started later (kube-scheduler, kube-controller-manager)
+# may since have been taken by another process (a daemon of another cluster on the machine):
+# then another is picked now and written to cluster.env. $1 names the variable.
+claim_port() {
+  local var="$1"
+  "$PYTHON" - "${!var}" <<'EOF' && return 0
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+except OSError:
+    sys.exit(1)
+EOF
+  local port; port="$(free_ports 1)"
+  [[ "$port" =~ ^[0-9]+$ ]] || die "could not pick a free loopback port for $var"
+  log "    $var ${!var} is taken since up: $port instead (cluster.env updated)"
+  sed -i "s/^$var=.*/$var='$port'/" "$CLUSTER_DIR/cluster.env"
+  printf -v "$var" '%s' "$port"
+}
+
 wait_for() { # description timeout-seconds pid-name command...
   local what="$1" timeout="$2" name="$3"; shift 3
   local deadline=$((SECONDS + timeout))
@@ -588,13 +608,18 @@ cmd_start_controller_manager() {
   load_env
   pid_of kube-controller-manager >/dev/null && die "kube-controller-manager already running (pid $(pid_of kube-controller-manager))"
   [[ -x "${KUBE_CONTROLLER_MANAGER_BIN:-}" ]] || die "no kube-controller-manager binary (run: $0 build control-plane, then $0 up)"
+  # --pvclaimbinder-sync-period 1s (default 15s): binding a claim that names its volume, the
+  # binder's claim worker and volume worker both write the volume's Bound phase; the loser
+  # gets a conflict and the claim stays Pending until the next resync (seen: 13–30 s).
   step "start kube-controller-manager $KUBE_VERSION (controllers: $controllers)"
+  claim_port CONTROLLER_MANAGER_PORT
   start_daemon kube-controller-manager "$KUBE_CONTROLLER_MANAGER_BIN" \
     --kubeconfig "$KUBECONFIG" \
     --authentication-kubeconfig "$KUBECONFIG" \
     --authorization-kubeconfig "$KUBECONFIG" \
     --controllers "$controllers" \
     --leader-elect=false \
+    --pvclaimbinder-sync-period 1s \
     --bind-address 127.0.0.1 \
     --secure-port "$CONTROLLER_MANAGER_PORT"
   wait_for "kube-controller-manager /healthz" 60 kube-controller-manager \
@@ -606,6 +631,7 @@ cmd_start_scheduler() {
   load_env
   pid_of kube-scheduler >/dev/null && die "kube-scheduler already running (pid $(pid_of kube-scheduler))"
   step "start reference kube-scheduler $KUBE_VERSION"
+  claim_port SCHEDULER_PORT
   start_daemon kube-scheduler "$KUBE_SCHEDULER_BIN" \
     --config "$KUBE_SCHEDULER_CONFIG" \
     --authentication-kubeconfig "$KUBECONFIG" \

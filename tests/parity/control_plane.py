@@ -96,6 +96,7 @@ def _start_scheduler(cluster: support.Cluster) -> None:
     if done.returncode != 0:
         raise OracleError(f"cluster.sh start-scheduler failed (exit {done.returncode}):\n"
                           f"{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    cluster.env.update(support.read_cluster_env(cluster.dir))  # its port may be a new one
     _wait_ready(cluster)
 
 
