@@ -396,7 +396,10 @@ class NodeEvaluator:
                 (plan.template is not None and plan.template == template)
                 or all(known(k)[1] == frozen for k, frozen in plan.used)):
             if not plan.constant:
-                stale = table.changed_since(plan.epoch)
+                # results read from Node objects alone hold while those are unchanged
+                # (a bind changes a node's pods only)
+                stale = table.changed_since(plan.epoch, objects_only=not plan.scalar_rows
+                                            and all(plan.columns[k][3] for k in plan.read))
                 if stale is None:
                     stale = np.arange(table.size)
                 elif len(stale):
@@ -450,6 +453,10 @@ class NodeEvaluator:
                 plan.used.append((k, frozen))
                 if not plan.template_only[k]:
                     plan.template = None
+            elif not plan.template_only[k]:
+                # equal to this pod's (or the plan would have started over), but this
+                # cycle's own: an aggregate answers only for its cycle's nodes
+                value = plan.parts[k] = known(k)[0]
             if isinstance(value, Exception):
                 raise detached(value) if isinstance(value, CelError) else value
             return value

@@ -590,3 +590,57 @@ def test_a_node_part_reads_the_node_object_or_view_only_when_it_reads_only_their
         part: str, objects_only: bool, view_only: bool) -> None:
     assert _reads_node_fields(parse(part), NODE_OBJECT_FIELDS) is objects_only
     assert _reads_node_fields(parse(part)) is view_only
+
+
+def test_a_bind_re_evaluates_only_the_bound_node_of_the_rules_reading_its_pods(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pods of one template, in a cluster without pod affinity: after a bind, a rule that
+    reads only Node objects (taints, cordon, images) keeps its results on every node without
+    looking at which nodes changed, and
+    one reading the node's pods evaluates its remainder on the bound node alone — an
+    aggregate's rule too, with this cycle's aggregate, never falling back to its whole
+    closure. The decisions are the scalar tier's."""
+    objects = [o for o in small_cluster(pods=9) if not o["metadata"].get("labels")]
+    schedulers = {evaluation: scheduler(objects, evaluation)
+                  for evaluation in (SCALAR, VECTORISED)}
+    vectorised = schedulers[VECTORISED]
+    assert vectorised.schedule_one()  # the first pod evaluates every rule on every node
+    vectorised.sync()
+    rows: dict[str, list[list[int]]] = {}
+    closure: list[str] = []
+    checked: set[str] = set()
+    run, scalar_rows = NodeEvaluator._run, NodeEvaluator._scalar_rows
+    affected = NodeEvaluator._affected
+
+    def spy_affected(self: NodeEvaluator, plan: Any, stale: Any) -> Any:
+        checked.add(plan.rule.qualified_name)
+        return affected(self, plan, stale)
+
+    def spy_run(self: NodeEvaluator, plan: Any, state: Any, snapshot: Any, known: Any,
+                at: Any, filter_rows: bool) -> None:
+        if at is not None:
+            rows.setdefault(plan.rule.qualified_name, []).append(at.tolist())
+        run(self, plan, state, snapshot, known, at, filter_rows)
+
+    def spy_scalar(self: NodeEvaluator, plan: Any, state: Any, snapshot: Any,
+                   at: list[int], filter_rows: bool) -> None:
+        if at:
+            closure.append(plan.rule.qualified_name)
+        scalar_rows(self, plan, state, snapshot, at, filter_rows)
+
+    monkeypatch.setattr(NodeEvaluator, "_affected", spy_affected)
+    monkeypatch.setattr(NodeEvaluator, "_run", spy_run)
+    monkeypatch.setattr(NodeEvaluator, "_scalar_rows", spy_scalar)
+    while vectorised.schedule_one():
+        vectorised.sync()
+    for name in ("taint-toleration/tolerated", "node-unschedulable/not-cordoned",
+                 "image-locality/image-locality"):
+        assert name not in checked  # not even which nodes changed
+    bound = [vectorised.cache.snapshot().index[b.node] for b in vectorised.backend.bindings]
+    for name in ("node-resources-fit/fits-request", "node-resources-fit/least-allocated",
+                 "inter-pod-affinity/existing-pods-anti-affinity"):
+        assert rows[name] == [[row] for row in bound[:-1]]
+    assert not [name for name in closure if not name.startswith("tricky/")]  # (errors)
+    simulate(schedulers[SCALAR])
+    assert [(b.pod, b.node) for b in vectorised.backend.bindings] == \
+        [(b.pod, b.node) for b in schedulers[SCALAR].backend.bindings]
