@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cache.cache import Snapshot
+from ..cache.cache import Snapshot, has_pod_affinity
 from ..cache.node_info import NodeInfo
 from ..cache.node_table import NodeTable
 from ..cel import CelError, ast
@@ -41,6 +41,7 @@ from . import messages
 
 HARD_EFFECTS = ("NoSchedule", "NoExecute")
 HOSTNAME = "kubernetes.io/hostname"
+POD_AFFINITY_FIELDS = frozenset({"podAffinity", "podAntiAffinity"})  # of a pod's affinity
 _SERIALS = itertools.count()
 
 
@@ -262,14 +263,17 @@ def _counted_terms(terms_of: CelExpression, params: Mapping[str, Any]) -> Counte
 
 
 def _only_with_affinity(terms_of: CelExpression, params: Mapping[str, Any]) -> bool:
-    """Whether only pods with an ``affinity`` can have terms: ``termsOf`` reads the pod
-    only through ``p.affinity``, and gives no term when that is empty (kube-scheduler's
-    PodsWithAffinity index). Then the pods without are never evaluated."""
+    """Whether only pods with pod (anti-)affinity can have terms: ``termsOf`` reads the
+    pod only through ``p.affinity.podAffinity`` and ``p.affinity.podAntiAffinity``, and
+    gives no term when ``p.affinity`` is empty (kube-scheduler's PodsWithAffinity index).
+    Then the pods without are never evaluated."""
     nodes = ast.walk(terms_of.program.tree)
     reads = [n for n in nodes if isinstance(n, ast.Ident) and n.name == "p"]
-    through_affinity = {id(n.operand) for n in nodes
-                        if isinstance(n, ast.Select) and n.field == "affinity"}
-    if not all(id(n) in through_affinity for n in reads):
+    affinity = {id(n): n for n in nodes if isinstance(n, ast.Select)
+                and n.field == "affinity" and id(n.operand) in {id(r) for r in reads}}
+    through_pod_affinity = {id(n.operand) for n in nodes if isinstance(n, ast.Select)
+                            and n.field in POD_AFFINITY_FIELDS and id(n.operand) in affinity}
+    if len(affinity) != len(reads) or set(affinity) != through_pod_affinity:
         return False
     try:
         return terms_of.evaluate({"p": {"affinity": {}}, "params": params}) == []
@@ -386,27 +390,37 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
     def weights(node: NodeInfo) -> tuple[tuple[Hashable, PodAffinityTerm, int], ...]:
         found: dict[Hashable, tuple[PodAffinityTerm, int]] = {}
         for p in node.pods.values():
-            if only_with_affinity and not p.view["affinity"]:
+            if only_with_affinity and not has_pod_affinity(p.view):
                 continue
             for key, (term, weight) in terms_of(p).items():
                 before = found.get(key)
                 found[key] = (term, weight + (before[1] if before else 0))
         return tuple((k, t, w) for k, (t, w) in found.items())
 
+    labels, namespace = pod.view["labels"], pod.namespace
+    # kube reads a namespace it does not know as one without labels for existing pods' terms
+    namespace_labels = view.snapshot.namespace_labels(namespace) or {}
+    size = view.table.size
+    if only_with_affinity and not view.snapshot.affinity_views:
+        # no placed pod has any term: nothing is counted on any node but a what-if one
+
+        def adjust_nothing(node: NodeInfo, row: int) -> WhatIf:
+            after = _selecting(weights(node), labels, namespace, namespace_labels)
+            added = sum(w for k, w in after.items() if k in node.view["labels"])
+            return WhatIf(added, added, 0, added)
+
+        return AggregateValue(view, np.zeros(size, np.int64), np.zeros(size, np.int64),
+                              0, 0, 0, adjust_nothing)
     column, values = view.table.column(key, weights)
     if column.err is not None:
         raise detached(values[int(np.flatnonzero(column.err)[0])])
     assert isinstance(column, FactorisedColumn)
-    labels, namespace = pod.view["labels"], pod.namespace
-    # kube reads a namespace it does not know as one without labels for existing pods' terms
-    namespace_labels = view.snapshot.namespace_labels(namespace) or {}
     # per topology key: the weight of the selecting terms per distinct node value
     by_key: dict[str, np.ndarray] = {}
     for u, value in enumerate(column.uniques):
         for topology_key, weight in _selecting(value, labels, namespace, namespace_labels).items():
             table = by_key.setdefault(topology_key, np.zeros(len(column.uniques), np.int64))
             table[u] = weight
-    size = view.table.size
     counts = np.zeros(size, np.int64)
     own = np.zeros(size, np.int64)
     for topology_key, table in by_key.items():

@@ -1276,3 +1276,33 @@ def test_only_pods_with_affinity_are_read_when_terms_come_from_the_affinity_alon
         else:
             assert node is None
             assert "didn't satisfy existing pods anti-affinity rules" in str(message)
+
+
+@pytest.mark.parametrize(("terms_of", "only_with_affinity"), [
+    ("p.affinity.?podAntiAffinity.?requiredDuringSchedulingIgnoredDuringExecution"
+     ".orValue([])", True),
+    ("has(p.affinity.podAffinity) ? p.affinity.podAffinity"
+     ".?requiredDuringSchedulingIgnoredDuringExecution.orValue([]) : []", True),
+    # a pod with node affinity only could have terms: every pod with an affinity is read
+    ("p.affinity.?nodeAffinity.hasValue() ? p.affinity.?podAffinity"
+     ".?requiredDuringSchedulingIgnoredDuringExecution.orValue([]) : []", False),
+    ("p.affinity.size() > 0 ? [] : []", False),
+    (REPELLING_TERMS, False),
+])
+def test_only_pods_with_pod_affinity_are_read_when_terms_come_from_it_alone(
+        terms_of: str, only_with_affinity: bool, tmp_path: Path) -> None:
+    """The proof that lets a cluster whose placed pods have no pod (anti-)affinity count
+    nothing without reading a node: ``termsOf`` reads the pod only through
+    ``p.affinity.podAffinity`` and ``p.affinity.podAntiAffinity``, and gives no term for
+    a pod without an affinity."""
+    text = (BUILTIN_POLICIES / f"{AFFINITY}.yaml").read_text()
+    builtin_terms = ('termsOf: "p.affinity.?podAntiAffinity.?'
+                     'requiredDuringSchedulingIgnoredDuringExecution.orValue([])"')
+    (tmp_path / "affinity.yaml").write_text(text.replace(
+        builtin_terms, "termsOf: " + json.dumps(terms_of)))
+    changed = load_policy_set([tmp_path / "affinity.yaml"])
+    assert changed.valid, changed.diagnostics
+    [policy] = changed.policies
+    [terms] = [a for a in policy.aggregates if a.name == "existingAntiAffinity"]
+    assert terms.terms_of is not None
+    assert _only_with_affinity(terms.terms_of, policy.params) is only_with_affinity
