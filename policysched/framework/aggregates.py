@@ -268,12 +268,12 @@ def _only_with_affinity(terms_of: CelExpression, params: Mapping[str, Any]) -> b
     gives no term when ``p.affinity`` is empty (kube-scheduler's PodsWithAffinity index).
     Then the pods without are never evaluated."""
     nodes = ast.walk(terms_of.program.tree)
-    reads = [n for n in nodes if isinstance(n, ast.Ident) and n.name == "p"]
-    affinity = {id(n): n for n in nodes if isinstance(n, ast.Select)
-                and n.field == "affinity" and id(n.operand) in {id(r) for r in reads}}
+    reads = {id(n) for n in nodes if isinstance(n, ast.Ident) and n.name == "p"}
+    affinity = {id(n) for n in nodes if isinstance(n, ast.Select)
+                and n.field == "affinity" and id(n.operand) in reads}
     through_pod_affinity = {id(n.operand) for n in nodes if isinstance(n, ast.Select)
                             and n.field in POD_AFFINITY_FIELDS and id(n.operand) in affinity}
-    if len(affinity) != len(reads) or set(affinity) != through_pod_affinity:
+    if len(affinity) != len(reads) or affinity != through_pod_affinity:
         return False
     try:
         return terms_of.evaluate({"p": {"affinity": {}}, "params": params}) == []
