@@ -668,13 +668,14 @@ def test_an_outage_is_logged_once_per_client_not_per_retry(
         with pytest.raises(BindError):
             backend.bind(info(server, name), "n1")
     wait_for(lambda: backend.events.failed == len(names), timeout=10)
-    assert backend.nodes.connection.failing and backend.pods.connection.failing
+    informers = [backend.nodes, backend.pods, *backend.selecting, backend.budgets,
+                 *backend.storage]
+    # every informer has met the outage (one whose watch was dropped retries after a delay)
+    wait_for(lambda: all(i.connection.failing for i in informers), timeout=15)
     server.down = False
     server.put("pods", pod("after"))
     collect(backend, lambda es: any(e.obj["metadata"]["name"] == "after" for e in es),
             timeout=10)
-    informers = [backend.nodes, backend.pods, *backend.selecting, backend.budgets,
-                 *backend.storage]
     wait_for(lambda: not any(i.connection.failing for i in informers), timeout=15)
     backend.bind(info(server, "after"), "n1")
     backend.record_event(info(server, "after"), "Normal", "Scheduled", "m")
