@@ -364,11 +364,13 @@ class Informer:
                     resource_version = self._list_and_replace()
                     backoff.reset()
                 started = time.monotonic()
-                resource_version, interrupted = self._watch(resource_version)
+                resource_version, interrupted, events = self._watch(resource_version)
                 lived = time.monotonic() - started
                 if lived >= BACKOFF_RESET_AFTER:
                     backoff.reset()
-                elif lived < SHORT_WATCH and not interrupted:  # never spin on a closing watch
+                elif lived < SHORT_WATCH and not events and not interrupted:
+                    # client-go's "very short watch": never spin on a closing watch; one
+                    # that delivered events (a slow watcher the server cut) resumes at once
                     self._stop.wait(backoff.next())
             except _Expired:
                 log.info(km.LOG_WATCH_EXPIRED, self.name, resource_version)
@@ -434,10 +436,10 @@ class Informer:
             self._state = state
         return deleted + changes
 
-    def _watch(self, resource_version: str) -> tuple[str, bool]:
+    def _watch(self, resource_version: str) -> tuple[str, bool, int]:
         """Watch from ``resource_version`` until the server ends the watch; returns the
-        last resourceVersion seen and whether ``interrupt()`` ended it. Raises ``_Expired``
-        or ``ApiError``."""
+        last resourceVersion seen, whether ``interrupt()`` ended it and how many events
+        (bookmarks too) it delivered. Raises ``_Expired`` or ``ApiError``."""
         timeout = int(self._watch_timeout())
         query = {"watch": "true", "resourceVersion": resource_version,
                  "allowWatchBookmarks": "true", "timeoutSeconds": timeout}
@@ -445,13 +447,14 @@ class Informer:
                                        timeout=(REQUEST_TIMEOUT[0], timeout + WATCH_READ_SLACK))
         self.connection.succeeded()
         self._response = response
+        delivered = 0
         try:
             if self._stop.is_set() or self._interrupted:
-                return resource_version, True
+                return resource_version, True, delivered
             for lines in response_lines(response):
                 if self._interrupted or self._stop.is_set():
                     # a read may outlive the socket's shutdown: what came after is replayed
-                    return resource_version, True
+                    return resource_version, True, delivered
                 events: list[ClusterEvent] = []
                 try:
                     for line in lines:
@@ -459,12 +462,13 @@ class Informer:
                 finally:
                     if events:
                         self._emit(events)
+                delivered += len(lines)
                 self.resource_version = resource_version
         except _Expired:
             raise
         except Exception as e:
             if self._stop.is_set() or self._interrupted:
-                return resource_version, True
+                return resource_version, True, delivered
             if isinstance(e, ApiError):
                 raise
             raise ApiError(0, km.API_UNREACHABLE.format(reason=e)) from None
@@ -472,7 +476,7 @@ class Informer:
             self._response = None
             interrupted, self._interrupted = self._interrupted, False
             end_stream(response)
-        return resource_version, interrupted
+        return resource_version, interrupted, delivered
 
     def _on_line(self, line: bytes, resource_version: str,
                  events: list[ClusterEvent]) -> str:

@@ -33,6 +33,7 @@ from policysched.cluster.kube import (  # noqa: E402
     micro_time,
     truncate_note,
 )
+from policysched.cluster.transport import Backoff  # noqa: E402
 from policysched.commands.loading import load_engine  # noqa: E402
 from policysched.framework.backend import BackendError, BindError, BindRequest  # noqa: E402
 from policysched.model.clock import SimulatedClock  # noqa: E402
@@ -80,6 +81,9 @@ class FakeApiServer:
         self.closing = False
         self.generation = 0  # drop_watches() ends the watches of older generations
         self.watch_count: dict[str, int] = {}
+        # resource → a watch of it ends after this many events (the apiserver's cacher
+        # cutting a watcher too slow to read them)
+        self.cut_watches_after: dict[str, int] = {}
         self.binding_gate: threading.Event | None = None  # set: binds wait for it to open
         self.binding_active = 0  # binding requests being served now
         self.binding_peak = 0
@@ -349,10 +353,12 @@ class FakeApiServer:
                 send({"type": "ERROR", "object": {"kind": "Status", "code": 410,
                                                   "reason": "Expired", "message": "too old"}})
             else:
-                position = since
+                position, sent = since, 0
                 while time.monotonic() < deadline:
                     with self.lock:
-                        if self.closing or self.generation != generation:
+                        cut = self.cut_watches_after.get(resource)
+                        if self.closing or self.generation != generation or (
+                                cut is not None and sent >= cut):
                             break
                         due = [(rv, e) for rv, r, e in self.history
                                if r == resource and rv > position and (
@@ -363,6 +369,7 @@ class FakeApiServer:
                     for rv, event in due:
                         send(event)
                         position = rv
+                    sent += len(due)
                     send({"type": "BOOKMARK", "object": {"kind": "Node", "metadata": {
                         "resourceVersion": str(position)}}})
             handler.wfile.write(b"0\r\n\r\n")
@@ -647,6 +654,31 @@ def test_watch_reconnects_after_a_server_error(server: FakeApiServer,
     events = collect(backend, lambda es: any(e.obj["metadata"]["name"] == "p2" for e in es),
                      timeout=10)
     assert ("ADDED", "Pod", "p2") in summary(events)
+
+
+def test_a_watch_cut_after_events_resumes_at_once_and_an_empty_one_backs_off(
+        server: FakeApiServer, backend: KubeBackend, monkeypatch: pytest.MonkeyPatch) -> None:
+    """client-go's reflector: only a watch that ended within a second *without an event*
+    is a "very short watch" followed by a backoff. The apiserver cuts a watcher that reads
+    too slowly after it delivered events: resuming late would stall scheduling."""
+    delays: list[float] = []
+
+    class RecordedBackoff(Backoff):
+        def next(self) -> float:
+            delays.append(super().next())
+            return delays[-1]
+
+    monkeypatch.setattr(kube_module, "Backoff", RecordedBackoff)
+    started(backend)
+    server.cut_watches_after["pods"] = 1
+    for i in range(5):
+        server.put("pods", pod(f"p{i}"))
+        collect(backend, lambda es: bool(es))
+    wait_for(lambda: server.watch_count["pods"] >= 6)  # each event ended a watch
+    assert delays == []
+    server.cut_watches_after["pods"] = 0  # ended before any event: backs off
+    wait_for(lambda: len(delays) >= 2)
+    assert delays[1] > delays[0]
 
 
 def test_an_outage_is_logged_once_per_client_not_per_retry(
