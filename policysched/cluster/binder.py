@@ -26,7 +26,11 @@ from . import messages
 
 log = logging.getLogger(__name__)
 
-DEFAULT_PARALLEL_BINDS = 16
+# kube-scheduler starts a goroutine per bind, with no bound. While pods are created in a
+# burst, a bind takes the apiserver 40-60 ms; 16 in flight capped scheduling at ~300 pods/s
+# (bench/e2e.py: the scheduling thread waited in submit); 64 kept up with the creates
+# (~500/s on 2 cores). The threads are started only as binds need them.
+DEFAULT_PARALLEL_BINDS = 64
 # binds that first wait for their volumes (up to VolumeBinding's bindTimeoutSeconds each)
 # run apart, so that slow provisioning never holds the scheduling thread or the plain binds
 VOLUME_BINDS = 64
