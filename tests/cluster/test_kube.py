@@ -343,6 +343,7 @@ class FakeApiServer:
             handler.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             handler.wfile.flush()
 
+        cutting = False
         with self.lock:
             generation = self.generation
             self.watch_count[resource] = self.watch_count.get(resource, 0) + 1
@@ -357,8 +358,10 @@ class FakeApiServer:
                 while time.monotonic() < deadline:
                     with self.lock:
                         cut = self.cut_watches_after.get(resource)
-                        if self.closing or self.generation != generation or (
-                                cut is not None and sent >= cut):
+                        if cut is not None and sent >= cut:
+                            cutting = True  # as the apiserver: the connection stays open
+                            break
+                        if self.closing or self.generation != generation:
                             break
                         due = [(rv, e) for rv, r, e in self.history
                                if r == resource and rv > position and (
@@ -376,7 +379,7 @@ class FakeApiServer:
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
-        handler.close_connection = True
+        handler.close_connection = not cutting
 
 
 def _set_condition(obj: dict[str, Any], condition: dict[str, Any]) -> None:
@@ -665,8 +668,10 @@ def test_a_watch_cut_after_events_resumes_at_once_and_an_empty_one_backs_off(
 
     class RecordedBackoff(Backoff):
         def next(self) -> float:
-            delays.append(super().next())
-            return delays[-1]
+            delay = super().next()
+            if threading.current_thread().name == "informer-Pod":
+                delays.append(delay)
+            return delay
 
     monkeypatch.setattr(kube_module, "Backoff", RecordedBackoff)
     started(backend)
