@@ -41,7 +41,8 @@ scheduler's peak RSS (``VmHWM``), and the CPU seconds each process used during t
 control plane is; "other processes" is the rest of the machine), and policysched's CPU per
 thread (``/proc/<pid>/task/<tid>/stat`` and ``comm``: policysched names its OS threads,
 policysched/threads.py) in groups: MainThread (the scheduling loop), informer-<resource>,
-binder-* (every bind thread), event-recorder, others. With several runs, the tables show
+http-multiplex (the thread multiplexing the binds), binder-* (every thread of a bind that
+waits for volumes), event-recorder, others. With several runs, the tables show
 each figure's median over the runs with its min-max, and the ratios are those of the
 medians. A run that does not finish
 in ``--timeout`` seconds (or makes no progress for ``--stall`` seconds) is cut and reports
@@ -406,7 +407,8 @@ def proc_cpu_seconds(pid: int) -> float | None:
 
 
 MAIN_THREAD = "MainThread"  # the thread whose tid is the pid (its comm is the process's name)
-BINDERS = "binder-*"  # policysched's bind threads, together
+BINDERS = "binder-*"  # policysched's bind threads, together (binds that wait for volumes)
+MULTIPLEXER = "http-multiplex"  # the thread that carries out every plain bind
 OTHER_THREADS = "others"  # every other live thread (health server, reload, leader, …)
 UNATTRIBUTED = "unattributed"  # the process's CPU beyond its live threads' in the window
 MINOR_THREAD_MS = 0.01  # a thread group under this CPU ms per pod is counted in "others"
@@ -443,12 +445,14 @@ def thread_cpu_seconds(pid: int) -> ThreadTimes:
 
 def thread_group(pid: int, tid: int, comm: str) -> str:
     """The per-thread table's row of one thread: MainThread, binder-* (all bind threads),
-    informer-<resource> (one each; a long name is cut to 15 bytes), event-recorder, others."""
+    http-multiplex (the binds' multiplexer), informer-<resource> (one each; a long name is
+    cut to 15 bytes), event-recorder, others."""
     if tid == pid:
         return MAIN_THREAD
     if comm.startswith("binder-"):
         return BINDERS
-    if comm.startswith("informer-") or comm == "event-recorder":
+    if (comm.startswith("informer-") or comm == "event-recorder"
+            or comm == MULTIPLEXER):
         return comm
     return OTHER_THREADS
 
@@ -1473,7 +1477,7 @@ def _bound(runs: Sequence[SchedulerResult]) -> str:
 
 
 def thread_order(group: str) -> tuple[int, str]:
-    order = {MAIN_THREAD: 0, BINDERS: 2, "event-recorder": 3, OTHER_THREADS: 4,
+    order = {MAIN_THREAD: 0, MULTIPLEXER: 2, BINDERS: 2, "event-recorder": 3, OTHER_THREADS: 4,
              UNATTRIBUTED: 5}
     return order.get(group, 1), group  # the informers (1) by resource
 
@@ -1496,12 +1500,13 @@ def thread_table(measured: Sequence[WorkloadResult]) -> list[str]:
     seen = {group for r in runs for group in r.threads}
 
     def shown(group: str) -> bool:
-        return group in (MAIN_THREAD, BINDERS) or any(
+        return group in (MAIN_THREAD, MULTIPLEXER, BINDERS) or any(
             (r.thread_ms_per_pod(group) or 0.0) >= MINOR_THREAD_MS for r in runs)
 
     groups = sorted({g for g in seen if shown(g)} | {OTHER_THREADS}, key=thread_order)
     out = ["policysched's CPU by thread (/proc/<pid>/task/*: ms per bound pod, median over "
-           "its runs, and share of its CPU; binder-* is every bind thread together; "
+           "its runs, and share of its CPU; http-multiplex carries every bind, binder-* "
+           "is every thread of a bind that waits for its volumes; "
            "unattributed: the process's CPU beyond its live threads', i.e. threads that "
            "ended and the kernel's per-thread figures cut to whole clock ticks; others: the "
            f"unnamed threads and every group under {MINOR_THREAD_MS} ms/pod in every run):",

@@ -661,8 +661,9 @@ def snapshot(kubeconfig: str | None, kube_context: str | None, output_path: str,
               "configuration's clientConnection.burst, else 100 (kube-scheduler's default).")
 @click.option("--parallel-binds", type=click.IntRange(min=1), default=DEFAULT_PARALLEL_BINDS,
               show_default=True, help="Binds in flight at once. Binding runs beside "
-              "scheduling, as kube-scheduler's binding goroutines; when this many are in "
-              "flight, scheduling waits for one to end.")
+              "scheduling, as kube-scheduler's binding goroutines (their requests "
+              "multiplexed on one connection); when this many are in flight, scheduling "
+              "waits for one to end.")
 @click.option("--namespace", default=None,
               help="Only schedule pods of this namespace (nodes are always cluster-wide).")
 @click.option("--shadow", is_flag=True,

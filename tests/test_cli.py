@@ -131,13 +131,13 @@ def test_run_passes_the_api_client_options(monkeypatch: Any) -> None:
     monkeypatch.setattr(run_module, "configure_logging", lambda verbosity: None)
     monkeypatch.setattr(run_module, "run", lambda *args, **kwargs: calls.append(kwargs) or 0)
     assert run("run", "--no-leader-elect").exit_code == 0
-    assert (calls[0]["qps"], calls[0]["burst"], calls[0]["parallel_binds"]) == (None, None, 64)
+    assert (calls[0]["qps"], calls[0]["burst"], calls[0]["parallel_binds"]) == (None, None, 256)
     assert run("run", "--no-leader-elect", "--kube-api-qps", "20", "--burst", "40",
                "--parallel-binds", "4").exit_code == 0
     assert (calls[1]["qps"], calls[1]["burst"], calls[1]["parallel_binds"]) == (20.0, 40, 4)
     assert run("run", "--parallel-binds", "0").exit_code == 2
     help_text = "".join(run("run", "--help").stdout.split())  # wherever lines wrap
-    assert "--parallel-bindsINTEGERRANGE" in help_text and "[default:64" in help_text
+    assert "--parallel-bindsINTEGERRANGE" in help_text and "[default:256" in help_text
     assert "else50(kube-scheduler'sdefault)" in help_text
     assert "else100(kube-scheduler'sdefault)" in help_text
 

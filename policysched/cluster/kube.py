@@ -14,9 +14,11 @@ JSON (never the client's model classes), decoded and encoded with orjson. Change
 list was delivered.
 
 Writes follow kube-scheduler: ``bind`` POSTs ``pods/binding`` with the pod's uid as a
-precondition; ``start_bind`` runs binds (preBind's metadata patch, then the POST) on a
-``BindPool`` of ``parallel_binds`` threads, like kube-scheduler's binding goroutines, and
-``drain_bind_outcomes()`` hands their outcomes back; ``set_pod_condition`` and
+precondition; ``start_bind`` starts binds (preBind's metadata patch, then the POST) without
+waiting for them, at most ``parallel_binds`` at once, like kube-scheduler's binding
+goroutines: their requests are multiplexed by the transport's one thread (``StartedBinds``),
+and only binds that first wait for their volumes get a thread each (a ``BindPool``);
+``drain_bind_outcomes()`` hands the outcomes back; ``set_pod_condition`` and
 ``set_nominated_node`` patch the ``status`` subresource (skipped when nothing changes; a
 failure is never written on a bound pod, even one whose binding's answer was lost);
 ``evict`` marks the pod with a DisruptionTarget condition and deletes it, as
@@ -90,7 +92,7 @@ from ..model.volumes import (
 from ..threads import Thread
 from . import kube_messages as km
 from . import messages
-from .binder import DEFAULT_PARALLEL_BINDS, VOLUME_BINDS, BindPool
+from .binder import DEFAULT_PARALLEL_BINDS, VOLUME_BINDS, BindPool, StartedBinds
 from .connection import ConnectionLog, about_the_object, is_outage
 from .transport import (
     REQUEST_TIMEOUT,
@@ -813,8 +815,7 @@ class KubeBackend:
         self._pending: list[ClusterEvent] = []
         self._cond = threading.Condition()
         self._woken = False
-        self.binder = BindPool(lambda request: run_bind(self, request), parallel_binds,
-                               notify=self.wake)
+        self.binder = StartedBinds(self._start_bind, parallel_binds, notify=self.wake)
         self.volume_binder = BindPool(lambda request: run_bind(self, request), VOLUME_BINDS,
                                       notify=self.wake, queues=True)
         scope = f"/namespaces/{namespace}" if namespace else ""
@@ -1001,24 +1002,83 @@ class KubeBackend:
             None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def bind(self, pod: PodInfo, node_name: str) -> None:
+        path, body = self._binding(pod, node_name)
+        started = self.writes.clock()
+        try:
+            self.transport.send("POST", path, body=body)
+        except ApiError as e:
+            raise self._bind_refused(pod, e) from None
+        self._bound(started)
+
+    def _start_bind(self, request: BindRequest, finish: Callable[[BindOutcome], None]
+                    ) -> None:
+        """``run_bind`` without a thread (the binds of ``StartedBinds``, no volumes):
+        the metadata patch, when preBind asked for one, then the bind, each sent with the
+        transport's ``send_later`` and the next step taken in its answer."""
+        pod = request.pod
+        started = time.perf_counter()
+
+        def end(error: BackendError | None) -> None:
+            finish(BindOutcome(request, error, time.perf_counter() - started))
+
+        def bind() -> None:
+            nonlocal started
+            started = time.perf_counter()
+            try:
+                path, body = self._binding(pod, request.node_name)
+            except BindError as e:
+                end(e)
+                return
+            sent = self.writes.clock()
+
+            def answered(error: ApiError | None) -> None:
+                if error is not None:
+                    end(self._bind_refused(pod, error))
+                else:
+                    self._bound(sent)
+                    end(None)
+
+            self.transport.send_later("POST", path, answered, body=body)
+
+        if not request.labels and not request.annotations:
+            bind()
+            return
+        try:
+            path, body = self._metadata_patch(pod, request.labels, request.annotations)
+        except BackendError as e:
+            end(e)
+            return
+
+        def patched(error: ApiError | None) -> None:
+            if error is not None:
+                end(self._write_refused(pod, error))
+            else:
+                bind()
+
+        self.transport.send_later("PATCH", path, patched, body=body, content_type=MERGE_PATCH)
+
+    def _binding(self, pod: PodInfo, node_name: str) -> tuple[str, dict[str, Any]]:
+        """The path and body of ``pod``'s Binding to ``node_name``; ``BindError`` when the
+        informers know the bind cannot succeed (the pod or the node is gone)."""
         self._live_pod(pod, BindError)
         if self.nodes.synced() and self.nodes.get(node_name) is None:
             raise BindError(messages.NODE_NOT_FOUND.format(name=node_name))
-        body = {"apiVersion": "v1", "kind": "Binding",
-                "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-        started = self.writes.clock()
-        try:
-            self.transport.send("POST", f"{self._pod_path(pod)}/binding", body=body)
-        except ApiError as e:
-            with self._stats_lock:
-                self.stats.bind_errors += 1
-            if not about_the_object(e):  # the pod's FailedScheduling says why; the log once
-                self.writes.failed(e)
-            if e.status == 404:
-                raise BindError(messages.POD_NOT_FOUND.format(
-                    name=pod.name, namespace=pod.namespace)) from None
-            raise BindError(e.message) from None
+        return f"{self._pod_path(pod)}/binding", {
+            "apiVersion": "v1", "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+
+    def _bind_refused(self, pod: PodInfo, e: ApiError) -> BindError:
+        with self._stats_lock:
+            self.stats.bind_errors += 1
+        if not about_the_object(e):  # the pod's FailedScheduling says why; the log once
+            self.writes.failed(e)
+        if e.status == 404:
+            return BindError(messages.POD_NOT_FOUND.format(name=pod.name,
+                                                           namespace=pod.namespace))
+        return BindError(e.message)
+
+    def _bound(self, started: float) -> None:
         self.writes.succeeded(started)
         with self._stats_lock:
             self.stats.binds += 1
@@ -1101,18 +1161,23 @@ class KubeBackend:
                            annotations: Mapping[str, str | None]) -> None:
         if not labels and not annotations:
             return
+        path, body = self._metadata_patch(pod, labels, annotations)
+        try:
+            self.transport.send("PATCH", path, body=body, content_type=MERGE_PATCH)
+        except ApiError as e:
+            raise self._write_refused(pod, e) from None
+
+    def _metadata_patch(self, pod: PodInfo, labels: Mapping[str, str | None],
+                        annotations: Mapping[str, str | None]) -> tuple[str, dict[str, Any]]:
+        """The path and merge patch of ``patch_pod_metadata``; ``BackendError`` when the
+        pod is gone."""
         self._live_pod(pod, BackendError)
         metadata: dict[str, Any] = {"uid": pod.uid} if pod.uid else {}
         if labels:
             metadata["labels"] = dict(labels)
         if annotations:
             metadata["annotations"] = dict(annotations)
-        try:
-            self.transport.send("PATCH", self._pod_path(pod), body={"metadata": metadata},
-                                content_type=MERGE_PATCH)
-        except ApiError as e:
-            self._raise_if_gone(pod, e)
-            raise BackendError(e.message) from None
+        return self._pod_path(pod), {"metadata": metadata}
 
     def set_nominated_node(self, pod: PodInfo, node_name: str | None) -> None:
         current = self._live_pod(pod, BackendError)
@@ -1180,12 +1245,19 @@ class KubeBackend:
         return current
 
     def _raise_if_gone(self, pod: PodInfo, e: ApiError) -> None:
+        if e.status == 404 or e.uid_mismatch:
+            raise self._write_refused(pod, e) from None
+
+    def _write_refused(self, pod: PodInfo, e: ApiError) -> BackendError:
+        """The error of a refused write to ``pod``: says so when the pod is gone or was
+        replaced, else the server's message."""
         if e.status == 404:
-            raise BackendError(messages.POD_NOT_FOUND.format(
-                name=pod.name, namespace=pod.namespace)) from None
+            return BackendError(messages.POD_NOT_FOUND.format(name=pod.name,
+                                                              namespace=pod.namespace))
         if e.uid_mismatch:
-            raise BackendError(messages.POD_REPLACED.format(
-                key=pod.key, expected=pod.uid, actual="?")) from None
+            return BackendError(messages.POD_REPLACED.format(key=pod.key, expected=pod.uid,
+                                                             actual="?"))
+        return BackendError(e.message)
 
     def _patch_status(self, pod: PodInfo, body: dict[str, Any], content_type: str,
                       failure: str) -> None:

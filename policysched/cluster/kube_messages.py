@@ -24,6 +24,8 @@ API_UNREACHABLE = "the API server is unreachable: {reason}"
 CLIENT_STOPPED = "the backend is closed: request not sent"
 
 # --- the connection to the API server: one line per change (cluster/connection.py) --------
+LOG_ANSWER_CRASHED = "the answer to %s %s could not be handled"
+LOG_MULTIPLEXER_CRASHED = "the HTTP multiplexer failed; the exchanges it was running are ended"
 LOG_CONNECTION_LOST = "%s: lost connection to the API server: %s; retrying"
 LOG_REQUESTS_FAILING = "%s: requests to the API server failing: %s; retrying"
 LOG_STILL_FAILING = "%s: still failing: %s"

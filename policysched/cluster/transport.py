@@ -13,9 +13,10 @@ One place for what every request shares:
 * the QPS/burst limiter (client-go's token bucket) and the reconnect backoff policy.
 
 Connections: requests (``call``, ``send``) are exchanges carried out by libcurl
-(``exchange.py``) on keep-alive connections, at most one per request in flight; long
-watches (``open``) each get a urllib3 connection of their own, streamed line by line and
-closed when the watch ends.
+(``exchange.py``) on keep-alive connections, at most one per request in flight; writes
+sent without waiting (``send_later``: the binds) are multiplexed by one thread, on HTTP/2
+as streams of one connection; long watches (``open``) each get a urllib3 connection of
+their own, streamed line by line and closed when the watch ends.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import orjson
 import urllib3
 
 from . import kube_messages as km
-from .exchange import ExchangeError, Exchanges
+from .exchange import ExchangeError, Exchanges, Multiplexer
 
 if TYPE_CHECKING:
     from kubernetes.client import ApiClient
@@ -216,10 +217,12 @@ class _Connections:
         absolute = isinstance(self.streams, urllib3.ProxyManager) and url.scheme == "http"
         self.prefix = host if absolute else url.path
         self.exchanges = Exchanges(configuration)
+        self.multiplexer = Multiplexer(configuration)
 
     def clear(self) -> None:
         self.streams.clear()
         self.exchanges.close()
+        self.multiplexer.close()
 
 
 class Transport:
@@ -292,6 +295,31 @@ class Transport:
         """Send a write whose answer is not needed (the body is read, not decoded)."""
         self._exchange(method, path, None, body, content_type, timeout)
 
+    def send_later(self, method: str, path: str, done: Callable[[ApiError | None], None], *,
+                   body: Any = None, content_type: str | None = None,
+                   timeout: tuple[float, float] = REQUEST_TIMEOUT) -> None:
+        """``send`` without waiting, neither for a token nor for the answer: ``done`` is
+        called with None (sent and accepted) or the ``ApiError``, on the multiplexer's
+        thread (or on this one when stopped)."""
+        if self.stop is not None and self.stop.is_set():
+            done(ApiError(0, km.CLIENT_STOPPED))
+            return
+        at = time.monotonic() + self.limiter.reserve()
+        target, data, headers = self._request(path, None, body, content_type)
+        stop = self.stop
+
+        def answer(status: int, raw: bytes, error: ExchangeError | None) -> None:
+            if error is not None:
+                stopped = stop is not None and stop.is_set()
+                done(ApiError(0, km.CLIENT_STOPPED if stopped
+                              else km.API_UNREACHABLE.format(reason=error)))
+            else:
+                done(self._refused(status, raw) if status >= 300 else None)
+
+        self._connections.multiplexer.submit(
+            method, target, data, headers, timeout, answer, at=at,
+            cancelled=None if stop is None else stop.is_set)
+
     def _exchange(self, method: str, path: str, query: Mapping[str, Any] | None, body: Any,
                   content_type: str | None, timeout: tuple[float, float]) -> bytes:
         target, data, headers = self._prepare(path, query, body, content_type)
@@ -316,6 +344,11 @@ class Transport:
                 time.sleep(delay)
         if self.stop is not None and self.stop.is_set():
             raise ApiError(0, km.CLIENT_STOPPED)
+        return self._request(path, query, body, content_type)
+
+    def _request(self, path: str, query: Mapping[str, Any] | None, body: Any,
+                 content_type: str | None) -> tuple[str, bytes | None, Mapping[str, str]]:
+        """The target (path and query), the encoded body and the headers of a request."""
         data = None if body is None else orjson.dumps(body)
         if data is not None and content_type is None:
             content_type = JSON

@@ -4,7 +4,7 @@
 everything, then repeat — apply the backend's events and bind outcomes (``sync``), release
 what became due (``advance``), schedule pods while the queue has ready ones (applying
 events between pods), then sleep until the next timer, the next event or the next bind
-outcome, at most one second. Binds run on the backend's threads (``--parallel-binds`` at
+outcome, at most one second. Binds run beside the loop, in the backend (``--parallel-binds`` at
 most at once); on shutdown the loop waits for those in flight (``BIND_DRAIN_TIMEOUT``) and
 finishes their cycles, on leadership loss it abandons them with the backend.
 

@@ -13,8 +13,8 @@ kube-scheduler names kept (same labels and values):
 * ``scheduler_pending_pods{queue}`` — queue: active, backoff, unschedulable, gated;
 * ``scheduler_framework_extension_point_duration_seconds{extension_point, status, profile}``;
 * ``scheduler_pod_scheduling_sli_duration_seconds{attempts}``;
-* ``scheduler_goroutines{operation="binding"}`` — binds in flight (our binding threads'
-  work, as kube-scheduler counts its binding goroutines);
+* ``scheduler_goroutines{operation="binding"}`` — binds in flight (as kube-scheduler
+  counts its binding goroutines);
 * ``leader_election_master_status{name}``.
 
 Ours: ``policysched_audit_findings_total{profile, policy, rule, extension_point, reason}``

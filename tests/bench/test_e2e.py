@@ -12,6 +12,7 @@ from e2e import (  # bench/ is not a package: on sys.path above
     BINDERS,
     KUBE_SCHEDULER,
     MAIN_THREAD,
+    MULTIPLEXER,
     OTHER_THREADS,
     POLICYSCHED,
     UNATTRIBUTED,
@@ -26,6 +27,8 @@ from e2e import (  # bench/ is not a package: on sys.path above
     thread_cpu_by_group,
     turn_order,
 )
+
+from policysched.cluster.exchange import MULTIPLEXER_NAME
 
 
 def test_binaries_under_home_are_written_with_a_tilde() -> None:
@@ -87,10 +90,11 @@ def test_thread_cpu_is_grouped_by_os_thread_name() -> None:
                                 102: ("informer-Pod", 2.0), 103: ("binder-1", 0.5)})
     after = ThreadTimes(20.0, {100: ("policysched", 9.0), 101: ("binder-0", 2.0),
                                102: ("informer-Pod", 3.0), 104: ("binder-2", 1.0),
-                               105: ("policysched-hea", 0.5)})
+                               105: ("policysched-hea", 0.5), 106: ("http-multiplex", 0.25)})
     groups = thread_cpu_by_group(pid, before, after)
     assert groups[MAIN_THREAD] == 4.0
     assert groups[BINDERS] == 2.0  # binder-0 + the new binder-2
     assert groups["informer-Pod"] == 1.0
     assert groups[OTHER_THREADS] == 0.5
-    assert abs(groups[UNATTRIBUTED] - 2.5) < 1e-9  # binder-1 and others that ended
+    assert groups[MULTIPLEXER] == 0.25 and MULTIPLEXER == MULTIPLEXER_NAME  # policysched's
+    assert abs(groups[UNATTRIBUTED] - 2.25) < 1e-9  # binder-1 and others that ended

@@ -1,13 +1,15 @@
-"""``BindPool``: binds on worker threads, bounded, one outcome per request."""
+"""``BindPool`` (binds on worker threads) and ``StartedBinds`` (binds that finish later,
+on whichever thread): bounded, one outcome per request."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
-from policysched.cluster.binder import BindPool
+from policysched.cluster.binder import BindPool, StartedBinds
 from policysched.framework.backend import BindError, BindOutcome, BindRequest
 from policysched.model.objects import pod_info
 
@@ -140,3 +142,83 @@ def test_close_abandons_binds_not_started_and_later_submissions() -> None:
 def test_the_bound_must_be_positive() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         BindPool(lambda r: BindOutcome(r, None), size=0)
+    with pytest.raises(ValueError, match="at least 1"):
+        StartedBinds(lambda r, finish: None, size=0)
+
+
+class HeldBinds:
+    """A ``start`` for ``StartedBinds`` that keeps each bind's ``finish`` until
+    ``finish_all``, which calls them from a thread of its own."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[BindRequest, Callable[[BindOutcome], None]]] = []
+        self.started_on: set[str] = set()
+
+    def __call__(self, req: BindRequest, finish: Callable[[BindOutcome], None]) -> None:
+        if req.node_name == "crash":
+            raise RuntimeError("boom")
+        if req.node_name == "at-once":
+            finish(BindOutcome(req, BindError("refused at once")))
+            return
+        self.started_on.add(threading.current_thread().name)
+        self.held.append((req, finish))
+
+    def finish_all(self) -> None:
+        held, self.held = self.held, []
+
+        def run() -> None:
+            for req, finish in held:
+                finish(BindOutcome(req, None, 0.01))
+
+        thread = threading.Thread(target=run, name="answers")
+        thread.start()
+        thread.join(5)
+
+
+def test_started_binds_are_bounded_and_each_has_one_outcome() -> None:
+    binds = HeldBinds()
+    woken = threading.Semaphore(0)
+    started = StartedBinds(binds, size=2, notify=woken.release)
+    started.submit(request("a"))
+    started.submit(request("b"))
+    assert started.in_flight == 2 and binds.started_on == {threading.current_thread().name}
+    third = threading.Thread(target=started.submit, args=(request("c"),), daemon=True)
+    third.start()
+    time.sleep(0.2)
+    assert third.is_alive() and len(binds.held) == 2  # waiting for room
+    binds.finish_all()
+    third.join(5)
+    assert not third.is_alive() and len(binds.held) == 1
+    binds.finish_all()
+    assert started.wait_idle(5) and started.peak == 2
+    for _ in range(3):
+        assert woken.acquire(timeout=5)
+    outcomes = started.drain()
+    assert sorted(o.request.pod.name for o in outcomes) == ["a", "b", "c"]
+    assert all(o.error is None for o in outcomes)
+
+
+def test_a_started_bind_that_fails_at_once_or_crashes_is_one_failed_outcome() -> None:
+    started = StartedBinds(HeldBinds(), size=1)
+    started.submit(request("refused", node="at-once"))
+    started.submit(request("crashing", node="crash"))  # room again: both have ended
+    assert started.in_flight == 0
+    errors = {o.request.pod.name: str(o.error) for o in started.drain()}
+    assert errors == {"refused": "refused at once",
+                      "crashing": errors["crashing"]}
+    assert "default/crashing failed unexpectedly: boom" in errors["crashing"]
+
+
+def test_closed_started_binds_wait_for_those_under_way_and_abandon_later_ones() -> None:
+    binds = HeldBinds()
+    started = StartedBinds(binds, size=2)
+    started.submit(request("running"))
+    before = time.monotonic()
+    started.close(timeout=0.2)  # gives the bind under way its time, then returns
+    assert time.monotonic() - before >= 0.2 and started.in_flight == 1
+    started.submit(request("late"))
+    (late,) = started.drain()
+    assert late.request.pod.name == "late" and "was abandoned" in str(late.error)
+    binds.finish_all()
+    (finished,) = started.drain()
+    assert finished.request.pod.name == "running" and finished.error is None

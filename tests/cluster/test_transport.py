@@ -1,10 +1,12 @@
 """``Transport`` over HTTPS: keep-alive connections reused by parallel writes, watches on
-connections of their own, credentials read once unless they can change."""
+connections of their own, credentials read once unless they can change; writes sent
+later (``send_later``) without the caller waiting, for a token or an answer."""
 
 from __future__ import annotations
 
 import ssl
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -194,4 +196,62 @@ def test_a_view_shares_connections_and_credentials_with_its_own_stop(
     with pytest.raises(ApiError):
         view.send("POST", "/x", body={})
     transport.send("POST", "/x", body={})  # the process's client is not stopped
+    transport.close()
+
+
+class Outcomes:
+    """What ``send_later`` reports, in order, and a wait for them."""
+
+    def __init__(self) -> None:
+        self.seen: list[ApiError | None] = []
+        self.condition = threading.Condition()
+
+    def __call__(self, error: ApiError | None) -> None:
+        with self.condition:
+            self.seen.append(error)
+            self.condition.notify_all()
+
+    def wait(self, count: int) -> list[ApiError | None]:
+        with self.condition:
+            assert self.condition.wait_for(lambda: len(self.seen) >= count, 10)
+            return list(self.seen)
+
+
+def test_send_later_reports_acceptance_refusal_and_a_stopped_client(
+        server: TlsServer) -> None:
+    stop = threading.Event()
+    transport = Transport(server.api_client(), TokenBucket(0, 1), stop)
+    server.refused.add("Bearer refused")
+    refused = Transport(server.api_client("refused"), TokenBucket(0, 1))
+    outcomes = Outcomes()
+    transport.send_later("POST", "/api/v1/namespaces/d/pods/a/binding", outcomes,
+                         body={"target": {"name": "n"}})
+    outcomes.wait(1)
+    refused.send_later("POST", "/api/v1/namespaces/d/pods/b/binding", outcomes, body={})
+    first, second = outcomes.wait(2)
+    assert first is None and isinstance(second, ApiError) and second.status == 401
+    assert server.authorizations == ["Bearer secret", "Bearer refused"]
+    stop.set()
+    transport.send_later("POST", "/x", outcomes, body={})  # not sent
+    stopped = outcomes.wait(3)[2]
+    assert isinstance(stopped, ApiError) and stopped.message == tr.km.CLIENT_STOPPED
+    assert len(server.authorizations) == 2
+    transport.close()
+    refused.close()
+
+
+def test_send_later_waits_for_its_token_without_the_caller_and_stops_promptly(
+        server: TlsServer) -> None:
+    stop = threading.Event()
+    transport = Transport(server.api_client(), TokenBucket(2, 1), stop)  # 2 per second
+    outcomes = Outcomes()
+    started = time.monotonic()
+    for _ in range(3):  # the bucket's one token, then 0.5 s and 1 s later
+        transport.send_later("POST", "/x", outcomes, body={})
+    assert time.monotonic() - started < 0.3  # the caller never waited
+    assert outcomes.wait(2) == [None, None] and time.monotonic() - started >= 0.5
+    stop.set()  # the third still waits for its token: it ends unsent, without waiting
+    third = outcomes.wait(3)[2]
+    assert isinstance(third, ApiError) and third.message == tr.km.CLIENT_STOPPED
+    assert time.monotonic() - started < 0.95 and len(server.authorizations) == 2
     transport.close()
