@@ -144,6 +144,7 @@ class BindingCycle:
         if state.volume_bind_timeout is not None and state.reserved_volumes:
             volumes = VolumeBindRequest(tuple(state.reserved_volumes), state.volume_bind_timeout)
         request = BindRequest(pod, node.name, labels, annotations, volumes)
+        state.release()  # kept until the outcome: only what the rest of the cycle needs
         self.backend.start_bind(request)
         self._in_flight[pod.key] = _Binding(request, qp, started, fwk, state, node, groups)
         # an assumed member counts toward its gangs (kube's coscheduling counts them too)

@@ -581,7 +581,7 @@ class Scheduler:
                                      len(nodes))
         start = self._next_start_node % len(nodes)
         found = self.evaluator.find_feasible(
-            fwk, state, snapshot, np.roll(candidates, -start),
+            fwk, state, snapshot, np.concatenate((candidates[start:], candidates[:start])),
             self._feasible_nodes_to_find(len(nodes)), self._nominated_by_node(state.pod),
             statuses)
         if found.failure is not None:

@@ -23,7 +23,7 @@ from policysched.framework.scheduler import (
 from policysched.model.clock import SimulatedClock
 
 from ..cache.objects_builder import make_node, make_pod
-from . import POLICIES_ONLY, DeferredBackend
+from . import POLICIES_ONLY, DeferredBackend, engine_with
 
 PROFILE = "policysched"
 STAMP_POLICY = """\
@@ -352,3 +352,46 @@ def test_a_bound_pods_counters_are_given_back_when_it_goes_away(
     run_all(scheduler)
     assert [b.pod for b in backend.bindings] == ["default/first", "default/second"]
     assert scheduler.counters == {"solo/n1": 1}
+
+
+NOTE_POLICY = """\
+apiVersion: policysched.io/v1alpha1
+kind: SchedulingPolicy
+metadata:
+  name: note
+spec:
+  variables:
+  - name: app
+    expression: pod.labels[?'app'].orValue('none')
+  aggregates:
+  - name: same
+    pods: "{'labelSelector': {'matchLabels': {'app': variables.app}}}"
+    groupBy: "'kubernetes.io/hostname'"
+  postBind:
+  - name: announce
+    expression: "true"
+    messageExpression: >-
+      variables.app + ' joins ' + string(aggregates.same.total()) + ' pods'
+"""
+
+
+def test_a_bind_in_flight_keeps_no_scoring_data_and_post_bind_computes_again(
+        tmp_path: Path) -> None:
+    """The state a bind in flight keeps is released at hand-over (its per-node arrays);
+    a postBind rule reading variables and aggregates gets the same values afterwards."""
+    engine = engine_with(tmp_path, NOTE_POLICY)  # node-resources-fit filters and scores
+    nodes = [make_node(name) for name in ("n1", "n2")]  # two: filtered and scored
+    for node in nodes:
+        node["metadata"]["labels"] = {"kubernetes.io/hostname": node["metadata"]["name"]}
+    objects = [*nodes, make_pod("old", node="n1", labels={"app": "web"}),
+               make_pod("p", labels={"app": "web"}, schedulerName=PROFILE)]
+    backend = DeferredBackend(objects)
+    scheduler = Scheduler(backend, engine.frameworks, engine.settings)
+    scheduler.sync()
+    assert scheduler.schedule_one()
+    (request,) = backend.started
+    (binding,) = scheduler.binding_cycle._in_flight.values()
+    assert binding.state.parts == {} and binding.state._bases == {}
+    backend.finish(request)
+    scheduler.drain_binds()
+    assert ("default/p", "PostBind", "web joins 1 pods") in reasons(backend)
