@@ -125,13 +125,18 @@ def test_an_error_status_is_an_answer(echo: EchoServer) -> None:
     assert status == 409 and json.loads(raw)["path"] == "/status/409"
 
 
-def test_no_answer_is_an_exchange_error_and_the_handle_is_dropped() -> None:
+def unreachable() -> Any:
+    """A client configuration naming a port nothing listens on."""
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))
         port = unused.getsockname()[1]
     configuration = kubernetes.client.Configuration()
     configuration.host = f"http://127.0.0.1:{port}"
-    exchanges = Exchanges(configuration)
+    return configuration
+
+
+def test_no_answer_is_an_exchange_error_and_the_handle_is_dropped() -> None:
+    exchanges = Exchanges(unreachable())
     with pytest.raises(ExchangeError, match="onnect"):
         exchanges.exchange("GET", "/x", None, HEADERS, TIMEOUT)
     assert exchanges._idle == []
@@ -248,12 +253,7 @@ def test_an_exchange_starts_no_earlier_than_asked_and_a_cancelled_one_never(
 
 
 def test_no_answer_is_an_exchange_error_and_a_failing_callback_stops_nothing() -> None:
-    with socket.socket() as unused:
-        unused.bind(("127.0.0.1", 0))
-        port = unused.getsockname()[1]
-    configuration = kubernetes.client.Configuration()
-    configuration.host = f"http://127.0.0.1:{port}"
-    multiplexer = Multiplexer(configuration)
+    multiplexer = Multiplexer(unreachable())
     answers = Answers()
 
     def broken(status: int, raw: bytes, error: ExchangeError | None) -> None:
