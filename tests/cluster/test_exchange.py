@@ -238,15 +238,15 @@ def test_an_exchange_starts_no_earlier_than_asked_and_a_cancelled_one_never(
     cancelled = threading.Event()
     submitted = time.monotonic()
     multiplexer.submit("POST", "/later", b"{}", HEADERS, TIMEOUT, answers.to("/later"),
-                       at=submitted + 0.3)
+                       at=submitted + 1.0)
     multiplexer.submit("POST", "/never", b"{}", HEADERS, TIMEOUT, answers.to("/never"),
                        at=submitted + 60, cancelled=cancelled.is_set)
     multiplexer.submit("POST", "/now", b"{}", HEADERS, TIMEOUT, answers.to("/now"))
     answers.wait(2)
     arrived = dict(echo.arrived)
-    assert arrived["/later"] - submitted >= 0.3 and arrived["/now"] - submitted < 0.3
+    assert arrived["/later"] - submitted >= 1.0 and arrived["/now"] < arrived["/later"]
     cancelled.set()
-    answers.wait(3, timeout=2)  # promptly, not at its start time
+    answers.wait(3, timeout=5)  # promptly, not at its start time
     status, _, error, _ = answers.by_target["/never"]
     assert status == 0 and isinstance(error, ExchangeError) and "/never" not in arrived
     multiplexer.close()

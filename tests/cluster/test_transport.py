@@ -243,15 +243,15 @@ def test_send_later_reports_acceptance_refusal_and_a_stopped_client(
 def test_send_later_waits_for_its_token_without_the_caller_and_stops_promptly(
         server: TlsServer) -> None:
     stop = threading.Event()
-    transport = Transport(server.api_client(), TokenBucket(2, 1), stop)  # 2 per second
+    transport = Transport(server.api_client(), TokenBucket(1, 1), stop)  # 1 per second
     outcomes = Outcomes()
     started = time.monotonic()
-    for _ in range(3):  # the bucket's one token, then 0.5 s and 1 s later
+    for _ in range(3):  # the bucket's one token, then 1 s and 2 s later
         transport.send_later("POST", "/x", outcomes, body={})
-    assert time.monotonic() - started < 0.3  # the caller never waited
-    assert outcomes.wait(2) == [None, None] and time.monotonic() - started >= 0.5
+    assert time.monotonic() - started < 0.5  # the caller never waited
+    assert outcomes.wait(2) == [None, None] and time.monotonic() - started >= 1.0
     stop.set()  # the third still waits for its token: it ends unsent, without waiting
     third = outcomes.wait(3)[2]
     assert isinstance(third, ApiError) and third.message == tr.km.CLIENT_STOPPED
-    assert time.monotonic() - started < 0.95 and len(server.authorizations) == 2
+    assert time.monotonic() - started < 1.9 and len(server.authorizations) == 2
     transport.close()
