@@ -246,7 +246,7 @@ class Multiplexer:
                 due, dropped, closed = self._due(time.monotonic())
             for exchange in dropped:
                 self._answer(exchange, 0, b"", ExchangeError(km.CLIENT_STOPPED))
-            if closed and not self._running and not due:
+            if closed and not self._running:  # (once closed, nothing is due: all dropped)
                 break
             try:
                 self._step(due)

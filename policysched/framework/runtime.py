@@ -321,7 +321,6 @@ class CycleState:
         self._bases = {}
 
 
-
 def _not_in(name: str, names: set[str]) -> bool:
     return name not in names
 
