@@ -18,7 +18,7 @@ exactly the scalar one, node by node.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,9 @@ class FactorisedColumn:
     codes: np.ndarray
     uniques: list[Any]
     err: Bools | None = None
+    # ``per_unique``'s arrays, by key
+    projections: dict[Hashable, np.ndarray] = field(default_factory=dict, compare=False,
+                                                    repr=False)
 
 
 Value = Scalar | NumericColumn | FactorisedColumn
@@ -94,6 +97,20 @@ def column_of(values: list[Any]) -> Column:
         return NumericColumn(array, err)
     codes, uniques = factorise(values)
     return FactorisedColumn(codes, uniques, err)
+
+
+def per_unique(column: FactorisedColumn, key: Hashable, project: Callable[[Any], Any],
+               dtype: type) -> np.ndarray:
+    """``project(u)`` of every distinct value of ``column``, as an array (index it with
+    the codes), kept on the column under ``key``: a column patched in place only appends
+    distinct values (``NodeTable``), so only those are projected on the next call."""
+    found = column.projections.get(key)
+    done = 0 if found is None else len(found)
+    if found is None or done < len(column.uniques):
+        more: np.ndarray = np.array([project(u) for u in column.uniques[done:]], dtype)
+        found = column.projections[key] = more if found is None \
+            else np.concatenate((found, more))
+    return found
 
 
 def _errors(values: list[Any]) -> Bools:

@@ -55,7 +55,12 @@ from ..framework.aggregates import ClusterView
 from ..framework.runtime import CycleState
 from ..model.events import ClusterEvent
 from ..model.selectors import NodeAffinity
-from ..policy import aggregate_functions, kubernetes_functions, volume_functions
+from ..policy import (
+    aggregate_functions,
+    kubernetes_functions,
+    resource_functions,
+    volume_functions,
+)
 from ..policy import variables as v
 from ..policy.compile import RULE_FIELDS, CelField
 from ..policy.documents import CONFIGURATION_KIND, POLICY_KIND
@@ -327,6 +332,7 @@ LIBRARIES: Sequence[tuple[str, Sequence[Function]]] = (
     ("URLs", url.FUNCTIONS),
     ("Kubernetes named formats", cel_format.FUNCTIONS),
     ("Kubernetes matching", kubernetes_functions.FUNCTIONS),
+    ("Node resource scores", resource_functions.FUNCTIONS),
     ("Aggregates", aggregate_functions.FUNCTIONS),
     ("Volume binding", volume_functions.FUNCTIONS),
 )

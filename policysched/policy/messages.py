@@ -230,6 +230,11 @@ INVALID_LABEL_SELECTOR = "invalid label selector: {reason}"
 INVALID_NODE_AFFINITY = "invalid node affinity: {reason}"
 INVALID_TOLERATION = "invalid toleration or taint: {reason}"
 INVALID_POD_AFFINITY_TERM = "invalid pod affinity term: {reason}"
+# resource scores (policy.resource_functions)
+RESOURCE_SPECS = ("{function}: resources must be a list of {{name: string, weight: int}} "
+                  "(kube-scheduler's ResourceSpec)")
+RESOURCE_WEIGHT = "{function}: resource {name}: weight {weight} is not in 1..{limit}"
+RESOURCE_AMOUNT = "{function}: {name}: amount {value!r} is not a non-negative int"
 
 # --- policy sources (policy.sources): what a command loads
 CONFIGURATION_COUNT = ("{path}: expected one SchedulerConfiguration document, found {count}")

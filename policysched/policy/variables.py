@@ -38,7 +38,13 @@ from ..cel.types import (
     list_of,
     map_of,
 )
-from . import aggregate_functions, kubernetes_functions, messages, volume_functions
+from . import (
+    aggregate_functions,
+    kubernetes_functions,
+    messages,
+    resource_functions,
+    volume_functions,
+)
 
 NOW = "now"
 POD = "pod"
@@ -673,10 +679,12 @@ def environment(
 
 
 HETEROGENEOUS_LITERALS_IN = frozenset({
-    "format", *kubernetes_functions.OBJECT_ARGUMENT_FUNCTIONS})
+    "format", *kubernetes_functions.OBJECT_ARGUMENT_FUNCTIONS,
+    *(f.name for f in resource_functions.FUNCTIONS)})
 """Calls whose arguments may hold mixed list and map literals: string formatting (as in
 Kubernetes) and our functions that read a Kubernetes object written as a literal
-(``labelSelector({'matchExpressions': [{'key': 'k', 'operator': 'In', 'values': [...]}]})``).
+(``labelSelector({'matchExpressions': [{'key': 'k', 'operator': 'In', 'values': [...]}]})``,
+``leastAllocated(..., [{'name': 'cpu', 'weight': 1}])``).
 """
 
 
@@ -686,7 +694,7 @@ def _functions() -> Mapping[str, Function]:
     functions = dict(standard_library())
     functions["matches"] = kubernetes_functions.matches_extending(functions["matches"])
     for function in (*aggregate_functions.FUNCTIONS, *kubernetes_functions.FUNCTIONS,
-                     *volume_functions.FUNCTIONS):
+                     *resource_functions.FUNCTIONS, *volume_functions.FUNCTIONS):
         assert function.name not in functions, function.name
         functions[function.name] = function
     return functions

@@ -21,10 +21,12 @@ from policysched.cel.values import INT64_MAX, INT64_MIN
 from policysched.cel.vector import (
     Column,
     Evaluation,
+    FactorisedColumn,
     NumericColumn,
     Remainder,
     Scalar,
     column_of,
+    per_unique,
 )
 
 ENV = Environment(variables={"pod": DYN, "node": DYN})
@@ -210,3 +212,20 @@ def test_a_list_of_reasons_is_computed_with_columns_not_per_node(
     assert per_node == []
     assert [_at(result, i) for i in range(len(nodes))] == [
         program.evaluate({"pod": pod, "node": n}) for n in nodes]
+
+
+def test_per_unique_projects_only_the_distinct_values_added_since() -> None:
+    column = column_of([{"cpu": 1}, {"cpu": 2}, {"cpu": 1}])
+    assert isinstance(column, FactorisedColumn)
+    seen: list[Any] = []
+
+    def cpu(m: Any) -> int:
+        seen.append(m)
+        return int(m["cpu"])
+
+    assert per_unique(column, "cpu", cpu, np.int64)[column.codes].tolist() == [1, 2, 1]
+    column.uniques.append({"cpu": 7})  # as NodeTable patches a row in place
+    column.codes[2] = 2
+    assert per_unique(column, "cpu", cpu, np.int64)[column.codes].tolist() == [1, 2, 7]
+    assert seen == [{"cpu": 1}, {"cpu": 2}, {"cpu": 7}]
+    assert per_unique(column, "other", lambda m: 0, np.int64).tolist() == [0, 0, 0]

@@ -562,6 +562,12 @@ def cap(cpu: str, memory: str) -> dict[str, str]:
     return {"cpu": cpu, "memory": memory, "pods": "32"}
 
 
+def weights(**by_resource: int) -> dict[str, Any]:
+    """The params of a resource score weighting these resources (kube's ResourceSpecs)."""
+    return {"resources": [{"name": k.replace("_", "-"), "weight": w}
+                          for k, w in by_resource.items()]}
+
+
 def req(cpu: str, memory: str) -> dict[str, str]:
     return {"cpu": cpu, "memory": memory}
 

@@ -23,6 +23,7 @@ from .helpers import (
     node,
     pod,
     req,
+    weights,
 )
 
 
@@ -306,7 +307,7 @@ def test_least_allocated_uses_non_zero_defaults() -> None:
 
 def test_least_allocated_over_capacity_scores_zero_and_weights_apply() -> None:
     h = Harness("node-resources-fit", pod(requests={"cpu": 8000, "memory": GI}),
-                Cluster([node("a")]), params={"cpuWeight": 3, "memoryWeight": 1})
+                Cluster([node("a")]), params=weights(cpu=3, memory=1))
     # cpu over capacity: 0 * 3; memory (8-1)*100/8 = 87 * 1 -> 87 / 4 = 21
     assert h.raw_scores("least-allocated") == {"a": 21}
 
@@ -371,7 +372,7 @@ LEAST_ALLOCATED: list[Any] = [
      [(0, req("3000", "0")), (1, req("3000", "5000"))], {}, [0, 0]),
     ("nothing scheduled, resources requested with different weight on CPU and memory, "
      "differently sized nodes", api_pod(req("3000", "5000")),
-     [cap("4000", "10000"), cap("6000", "10000")], [], {"cpuWeight": 1, "memoryWeight": 2},
+     [cap("4000", "10000"), cap("6000", "10000")], [], weights(cpu=1, memory=2),
      [41, 50]),
     ("test case for ScoringStrategy LeastAllocated", api_pod(req("1000", "2000")),
      [cap("4000", "10000"), cap("6000", "10000")],

@@ -18,13 +18,14 @@ from .helpers import (
     node,
     pod,
     req,
+    weights,
 )
 from .test_node_resources_fit import TWO_CONTAINERS
 
 
-def scores(the_pod: dict, cluster: Cluster, **params: int) -> dict[str, int]:
+def scores(the_pod: dict, cluster: Cluster, **amounts: int) -> dict[str, int]:
     return Harness("node-resources-most-allocated", the_pod, cluster,
-                   params=params).raw_scores("most-allocated")
+                   params=weights(**amounts) if amounts else {}).raw_scores("most-allocated")
 
 
 def test_worked_example() -> None:
@@ -45,7 +46,7 @@ def test_fuller_nodes_score_higher_and_requests_are_capped() -> None:
 def test_non_zero_defaults_and_weights() -> None:
     alloc = {"cpu": 1000, "memory": GI, "pods": 110}
     # cpu 100m * 100 / 1000 = 10; memory 200Mi * 100 / 1Gi = 19; weights 1:3 -> (10 + 57) / 4 = 16
-    assert scores(pod(), Cluster([node("a", allocatable=alloc)]), memoryWeight=3) == {"a": 16}
+    assert scores(pod(), Cluster([node("a", allocatable=alloc)]), cpu=1, memory=3) == {"a": 16}
 
 
 def exact_most_allocated(the_pod: dict, cluster: Cluster) -> int:
@@ -89,7 +90,7 @@ MOST_ALLOCATED: list[Any] = [
      [cap("5000", "10000"), cap("10000", "9000")], [], {}, [95, 75]),
     ("nothing scheduled, resources requested, differently sized nodes (weights 1:2)",
      TWO_CONTAINERS, [cap("4000", "10000"), cap("6000", "10000")], [],
-     {"cpuWeight": 1, "memoryWeight": 2}, [58, 50]),
+     weights(cpu=1, memory=2), [58, 50]),
     ("no resources requested, pods scheduled, nonzero request for resource", api_pod({}),
      [cap("250m", "1000Mi"), cap("250m", "1000Mi")], [(0, {}), (0, {})], {}, [80, 30]),
     ("test case for ScoringStrategy MostAllocated", api_pod(req("1000", "2000")),
