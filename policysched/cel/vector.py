@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import orjson
 
 from . import ast
 from .compiler import compile_tree
@@ -68,10 +69,26 @@ Value = Scalar | NumericColumn | FactorisedColumn
 Column = NumericColumn | FactorisedColumn
 
 
+# orjson writes only plain JSON values (str, int, float, bool, None, list, dict with string
+# keys); anything else (a subclass such as ``UInt``, a dataclass, a datetime) raises
+_JSON_ONLY = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+              | orjson.OPT_PASSTHROUGH_DATETIME)
+
+
 def freeze(value: Any) -> Any:
     """A hashable key, equal only for equal CEL values of the same type (``1``, ``1.0``
-    and ``true`` differ)."""
+    and ``true`` differ). A list or map of plain JSON values is keyed by its JSON text
+    (which tells those apart), unless it holds ``null``, which orjson also writes for NaN
+    and infinities."""
     kind = type(value)
+    if kind is dict or kind is list:
+        try:
+            text = orjson.dumps(value, option=_JSON_ONLY)
+        except TypeError:
+            pass
+        else:
+            if b"null" not in text:
+                return ("json", text)
     if kind is dict:
         return ("map", tuple((freeze(k), freeze(v)) for k, v in value.items()))
     if kind is list:
