@@ -31,6 +31,8 @@ import math
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+import orjson
+
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
@@ -381,3 +383,19 @@ def compare(a: Any, b: Any) -> int:
 
 
 _ORDERED = frozenset({int, UInt, float, str, bytes, bool, Timestamp, Duration})
+
+
+# orjson writes only plain JSON values (str, int, float, bool, None, list, dict with string
+# keys); anything else (a subclass such as ``UInt``, a dataclass, a datetime) raises
+_JSON_ONLY = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+              | orjson.OPT_PASSTHROUGH_DATETIME)
+
+
+def json_text(value: Any) -> bytes | None:
+    """``value`` as JSON when it holds plain JSON values only; None for anything JSON
+    cannot hold as it is (subclasses of str and int, non-string keys, ints beyond 64 bits
+    ...). NaN and infinities are written ``null``."""
+    try:
+        return orjson.dumps(value, option=_JSON_ONLY)
+    except TypeError:  # orjson.JSONEncodeError included
+        return None

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 
 from . import ast
 from .compiler import compile_tree
@@ -31,7 +30,15 @@ from .environment import Environment
 from .operators import BINARY
 from .partial import NODE_PART, POD_PART
 from .types import Type
-from .values import IDENTITIES, INT64_MAX, INT64_MIN, CelError, detached, no_such_key
+from .values import (
+    IDENTITIES,
+    INT64_MAX,
+    INT64_MIN,
+    CelError,
+    detached,
+    json_text,
+    no_such_key,
+)
 
 Bools = np.ndarray
 
@@ -69,12 +76,6 @@ Value = Scalar | NumericColumn | FactorisedColumn
 Column = NumericColumn | FactorisedColumn
 
 
-# orjson writes only plain JSON values (str, int, float, bool, None, list, dict with string
-# keys); anything else (a subclass such as ``UInt``, a dataclass, a datetime) raises
-_JSON_ONLY = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
-              | orjson.OPT_PASSTHROUGH_DATETIME)
-
-
 def freeze(value: Any) -> Any:
     """A hashable key, equal only for equal CEL values of the same type (``1``, ``1.0``
     and ``true`` differ). A list or map of plain JSON values is keyed by its JSON text
@@ -82,13 +83,9 @@ def freeze(value: Any) -> Any:
     and infinities."""
     kind = type(value)
     if kind is dict or kind is list:
-        try:
-            text = orjson.dumps(value, option=_JSON_ONLY)
-        except TypeError:
-            pass
-        else:
-            if b"null" not in text:
-                return ("json", text)
+        text = json_text(value)
+        if text is not None and b"null" not in text:
+            return ("json", text)
     if kind is dict:
         return ("map", tuple((freeze(k), freeze(v)) for k, v in value.items()))
     if kind is list:

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
-from ..cel.values import INT64_MAX, INT64_MIN
+from ..cel.values import INT64_MAX, INT64_MIN, json_text
 from . import messages
 from .objects import child_path, value_kind
 
@@ -437,23 +437,10 @@ class _Memo:
             self._entries.clear()
 
 
-_JSON_OPTIONS = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
-                 | orjson.OPT_PASSTHROUGH_DATETIME)
-
-
-def _json_key(obj: Any) -> bytes | None:
-    """``obj`` as JSON, the key of its cached parse; None for what JSON cannot hold
-    (subclasses of str and int, non-string keys, ints beyond 64 bits ...)."""
-    try:
-        return orjson.dumps(obj, option=_JSON_OPTIONS)
-    except TypeError:  # orjson.JSONEncodeError included
-        return None
-
-
 def _cached(memo: _Memo, obj: Any, parse: Callable[[Any], _T]) -> _T:
     """``parse(obj)``, cached by the JSON of ``obj``. A miss parses that JSON, so that the
     result depends on the key alone (NaN and infinities read as null there, as in JSON)."""
-    data = _json_key(obj)
+    data = json_text(obj)
     if data is None:
         return parse(obj)
     return memo.get(data, lambda: parse(orjson.loads(data)))
@@ -827,7 +814,7 @@ def pod_affinity_term(term: Any, owner_namespace: str,
         raise _wrong_type("namespace", "a string", owner_namespace)
     if owner_labels is not None:
         owner_labels = _string_map(owner_labels, "labels")
-    data = _json_key(term)  # also the key of the owned term
+    data = json_text(term)  # also the key of the owned term
     spec = _TERM_SPECS.get(data, lambda: _parse_term_spec(
         term if data is None else orjson.loads(data)))
     values: tuple[str | None, ...] | None = None

@@ -154,7 +154,10 @@ def balanced_allocation(*args: Any) -> int:
     if len(fractions) == 2:
         std = abs((fractions[0] - fractions[1]) / 2)
     elif len(fractions) > 2:
-        mean = sum(fractions) / len(fractions)  # in order, as kube's loop adds them
+        total = 0.0
+        for f in fractions:  # in order, as kube's loop adds them (not sum(): Python 3.12
+            total += f       # compensates the rounding)
+        mean = total / len(fractions)
         deviations = 0.0
         for f in fractions:
             deviations = deviations + (f - mean) * (f - mean)
