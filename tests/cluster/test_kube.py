@@ -361,7 +361,9 @@ class FakeApiServer:
                         if cut is not None and sent >= cut:
                             cutting = True  # as the apiserver: the connection stays open
                             break
-                        if self.closing or self.generation != generation:
+                        # a server going down ends every watch, also one that was
+                        # accepted just before and missed drop_watches' generation
+                        if self.closing or self.down or self.generation != generation:
                             break
                         due = [(rv, e) for rv, r, e in self.history
                                if r == resource and rv > position and (
