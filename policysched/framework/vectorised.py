@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 
 from ..cache.cache import Snapshot
 from ..cache.node_info import NodeInfo
@@ -202,12 +201,8 @@ def template_of(state: CycleState) -> Any:
     """The pod's template, frozen: its view without ``POD_IDENTITY`` (once per cycle)."""
     found = state.template
     if found is None:
-        template = [(k, v) for k, v in state.pod.view.items() if k not in POD_IDENTITY]
-        try:  # JSON tells 1, 1.0, true and "1" apart, as CEL does
-            found = orjson.dumps(template, default=repr)
-        except TypeError:  # a map with keys JSON cannot hold
-            found = freeze(template)
-        state.template = found
+        found = state.template = freeze(
+            [(k, v) for k, v in state.pod.view.items() if k not in POD_IDENTITY])
     return found
 
 
