@@ -14,6 +14,7 @@ victims) sees the counts of that copy (``ClusterView.what_if``).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,6 +44,15 @@ HARD_EFFECTS = ("NoSchedule", "NoExecute")
 HOSTNAME = "kubernetes.io/hostname"
 POD_AFFINITY_FIELDS = frozenset({"podAffinity", "podAntiAffinity"})  # of a pod's affinity
 _SERIALS = itertools.count()
+
+
+@functools.lru_cache(maxsize=4)
+def _no_counts(size: int) -> np.ndarray:
+    """A zero on each of ``size`` rows, shared (read-only): what an aggregate counting
+    nothing anywhere holds, without allocating and scanning two arrays per pod."""
+    zeros = np.zeros(size, np.int64)
+    zeros.flags.writeable = False
+    return zeros
 
 
 @dataclass
@@ -134,9 +144,11 @@ class AggregateValue:
         anywhere reads the same on every node as any other such aggregate over the same
         rows (a pod no existing pod's terms select, in a cluster without them), so its
         results are kept from one pod to the next; any other is only itself."""
+        zeros = _no_counts(len(self.counts))
         if self.total_count == 0 and self.domain_count == 0 and self.minimum_count == 0 \
-                and self.scored_domains is None and not self.counts.any() \
-                and not self.own.any():
+                and self.scored_domains is None \
+                and (self.counts is zeros or not self.counts.any()) \
+                and (self.own is zeros or not self.own.any()):
             return ("nothing counted", len(self.counts))
         return ("serial", self.serial)
 
@@ -409,8 +421,8 @@ def _selecting_terms(pod: PodInfo, view: ClusterView, counted_terms: CountedTerm
             added = sum(w for k, w in after.items() if k in node.view["labels"])
             return WhatIf(added, added, 0, added)
 
-        return AggregateValue(view, np.zeros(size, np.int64), np.zeros(size, np.int64),
-                              0, 0, 0, adjust_nothing)
+        return AggregateValue(view, _no_counts(size), _no_counts(size), 0, 0, 0,
+                              adjust_nothing)
     column, values = view.table.column(key, weights)
     if column.err is not None:
         raise detached(values[int(np.flatnonzero(column.err)[0])])

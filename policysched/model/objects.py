@@ -195,7 +195,12 @@ def parse_timestamp(text: str) -> int:
 
 def format_timestamp(seconds: float) -> str:
     """RFC 3339 in UTC with whole seconds, as Kubernetes writes ``metav1.Time``."""
-    return datetime.fromtimestamp(math.floor(seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_whole_seconds(math.floor(seconds))
+
+
+@lru_cache(maxsize=64)  # the writes of one second share their timestamp
+def _format_whole_seconds(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _get_timestamp(parent: dict[str, Any], key: str, path: str) -> int | None:
