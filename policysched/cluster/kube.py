@@ -126,8 +126,6 @@ LIST_PAGE_SIZE = 500
 LIST_TIMEOUT = (5.0, 120.0)
 WATCH_TIMEOUT_RANGE = (300, 600)  # server-side timeoutSeconds, random like client-go
 WATCH_READ_SLACK = 60.0  # client read timeout beyond the server's timeoutSeconds
-BACKOFF_RESET_AFTER = 60.0  # a watch that lived this long resets the backoff
-SHORT_WATCH = 1.0  # a watch the server ended sooner, without an event, is followed by a backoff
 NOTE_LENGTH_LIMIT = 1024  # events.k8s.io/v1 note limit (bytes), as kube truncates it
 EVENT_QUEUE_SIZE = 4096
 EVENT_SERIES_FINISH = 360.0  # client-go finishTime: an isomorphic event older starts anew
@@ -367,13 +365,9 @@ class Informer:
                     backoff.reset()
                 started = time.monotonic()
                 resource_version, interrupted, events = self._watch(resource_version)
-                lived = time.monotonic() - started
-                if lived >= BACKOFF_RESET_AFTER:
-                    backoff.reset()
-                elif lived < SHORT_WATCH and not events and not interrupted:
-                    # client-go's "very short watch": never spin on a closing watch; one
-                    # that delivered events (a slow watcher the server cut) resumes at once
-                    self._stop.wait(backoff.next())
+                # one that delivered events (a slow watcher the server cut) resumes at once
+                self._stop.wait(backoff.after_watch(time.monotonic() - started,
+                                                    bool(events) or interrupted))
             except _Expired:
                 log.info(km.LOG_WATCH_EXPIRED, self.name, resource_version)
                 resource_version = None

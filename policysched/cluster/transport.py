@@ -44,6 +44,8 @@ REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds of an ordinary request
 CREDENTIAL_RECHECK = 1.0  # seconds between asks to a refreshable credential
 BACKOFF_INITIAL = 0.5
 BACKOFF_MAX = 30.0
+BACKOFF_RESET_AFTER = 60.0  # a watch that lived this long resets the backoff
+SHORT_WATCH = 1.0  # a watch the server ended sooner, without an event, is followed by a backoff
 STREAM_CONNECTIONS = 32  # closed watch connections kept for reuse (never more than watches)
 
 
@@ -135,6 +137,17 @@ class Backoff:
 
     def reset(self) -> None:
         self._next = self.initial
+
+    def after_watch(self, lived: float, delivered: bool) -> float:
+        """The wait before watching again after a watch that the server ended, having
+        lived ``lived`` seconds: a long one resets the backoff; a short one that delivered
+        nothing backs off (client-go's "very short watch"), so a server or proxy that ends
+        every watch at once is never polled in a tight loop."""
+        if lived >= BACKOFF_RESET_AFTER:
+            self.reset()
+        elif lived < SHORT_WATCH and not delivered:
+            return self.next()
+        return 0.0
 
 
 # ------------------------------------------------------------------------------ credentials

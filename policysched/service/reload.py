@@ -643,7 +643,9 @@ class ConfigMapWatcher(Worker):
                     resource_version = self._list()
                     self.connection.succeeded()
                     backoff.reset()
-                resource_version = self._follow(resource_version)
+                started = time.monotonic()
+                resource_version, delivered = self._follow(resource_version)
+                self._stop.wait(backoff.after_watch(time.monotonic() - started, delivered))
             except Exception as e:
                 if self._stop.is_set():
                     return
@@ -652,24 +654,27 @@ class ConfigMapWatcher(Worker):
                     self.connection.failed(e)  # one line per outage, not per retry
                     self._stop.wait(backoff.next())
 
-    def _follow(self, resource_version: str) -> str:
-        """Watch from ``resource_version`` until the server closes; the last one seen."""
+    def _follow(self, resource_version: str) -> tuple[str, bool]:
+        """Watch from ``resource_version`` until the server closes; the last one seen, and
+        whether the watch delivered any event."""
         response = self.transport.open("GET", self.path, query={
             "watch": "true", "labelSelector": self.source.label_selector or None,
             "resourceVersion": resource_version, "allowWatchBookmarks": "true",
             "timeoutSeconds": WATCH_TIMEOUT}, timeout=(REQUEST_TIMEOUT,
                                                        WATCH_TIMEOUT + REQUEST_TIMEOUT))
         self._response = response
+        delivered = False
         try:
             for lines in response_lines(response):
                 if self._stop.is_set():
                     break
                 for line in lines:
                     resource_version = self._on_line(line, resource_version)
+                    delivered = True
         finally:
             self._response = None
             end_stream(response)
-        return resource_version
+        return resource_version, delivered
 
     def _on_line(self, line: bytes, resource_version: str) -> str:
         event = json.loads(line)

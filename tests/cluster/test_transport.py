@@ -255,3 +255,14 @@ def test_send_later_waits_for_its_token_without_the_caller_and_stops_promptly(
     assert isinstance(third, ApiError) and third.message == tr.km.CLIENT_STOPPED
     assert time.monotonic() - started < 1.9 and len(server.authorizations) == 2
     transport.close()
+
+
+def test_backoff_after_a_watch_backs_off_only_on_a_short_empty_one() -> None:
+    backoff = tr.Backoff(1.0, 8.0)
+    assert backoff.after_watch(0.1, delivered=True) == 0.0  # a slow watcher cut: at once
+    assert backoff.after_watch(5.0, delivered=False) == 0.0
+    first = backoff.after_watch(0.1, delivered=False)
+    second = backoff.after_watch(0.1, delivered=False)
+    assert 1.0 <= first <= 1.5 and 2.0 <= second <= 3.0  # growing
+    assert backoff.after_watch(tr.BACKOFF_RESET_AFTER, delivered=False) == 0.0
+    assert 1.0 <= backoff.after_watch(0.1, delivered=False) <= 1.5  # reset by a long one

@@ -419,6 +419,21 @@ def test_configmaps_are_listed_then_watched_through_the_transport() -> None:
     assert [c["metadata"]["name"] for c in h.reloader.configmaps()] == ["b"]  # the relist
 
 
+def test_a_watch_the_server_ends_at_once_is_not_reopened_in_a_tight_loop() -> None:
+    """A server (or proxy) that ends every watch at once without an event: the watcher
+    backs off between watches (client-go's "very short watch") instead of spinning."""
+    api = FakeConfigMapApi(watches=[[] for _ in range(10_000)])
+    watcher = _watcher(api, Harness())
+    watcher.start()
+    try:
+        assert watcher.synced.wait(5)
+        time.sleep(0.6)
+    finally:
+        watcher.stop(5)
+    watches = [q for _, _, q in api.requests if q.get("watch") == "true"]
+    assert 1 <= len(watches) <= 3, len(watches)  # the first backoff is 0.5-0.75 s
+
+
 # -- hostile input: limits, failures and the compile budget --------------------------------
 
 
