@@ -6,8 +6,12 @@ full collection walks all of it, and a busy scheduler allocates enough to start 
 few seconds: perf put the collector at about a fifth of policysched's CPU at 1,000 nodes,
 more with more pods. So, in ``policysched run``:
 
-* ``configure()``: young collections stay as CPython has them (they walk only new
-  objects); full collections are no longer started by allocations;
+* ``configure()``: a young collection every ``YOUNG_THRESHOLD`` net allocations instead
+  of CPython's 700. A cycle allocates thousands of short-lived objects; at 700, young
+  collections met them alive and promoted them, and every tenth (a middle collection)
+  walked those survivors again. Scheduling 10,000 pods at 5,000 nodes: 203 young and 18
+  middle collections, 141 ms with pauses of up to 18 ms; at 50,000, 2 young ones, 9 ms.
+  Full collections are no longer started by allocations;
 * ``freeze()`` after the initial sync: what exists then (modules, compiled policies, the
   listed cluster) moves to the permanent generation, which no collection walks;
 * ``tick()`` runs a full collection at most every ``interval`` seconds, so reference
@@ -27,6 +31,7 @@ from ..framework.scheduler import Scheduler
 from .observers import RunObserver
 
 FULL_COLLECTION_INTERVAL = 60.0  # seconds between two full collections
+YOUNG_THRESHOLD = 50_000  # net allocations between two young collections
 _NEVER = 1 << 30  # a gen2 threshold that allocations never reach
 
 
@@ -42,9 +47,10 @@ class GarbageCollector(RunObserver):
         self._thresholds: tuple[int, int, int] | None = None
 
     def configure(self) -> None:
-        """Full collections only from ``tick()``."""
+        """Young collections every ``YOUNG_THRESHOLD`` allocations (at least), full
+        collections only from ``tick()``."""
         self._thresholds = young, middle, _ = gc.get_threshold()
-        gc.set_threshold(young, middle, _NEVER)
+        gc.set_threshold(max(young, YOUNG_THRESHOLD), middle, _NEVER)
 
     def restore(self) -> None:
         """CPython's schedule back (the frozen objects are collectable again)."""
@@ -77,4 +83,4 @@ class GarbageCollector(RunObserver):
         self.tick()
 
 
-__all__ = ["FULL_COLLECTION_INTERVAL", "GarbageCollector"]
+__all__ = ["FULL_COLLECTION_INTERVAL", "YOUNG_THRESHOLD", "GarbageCollector"]

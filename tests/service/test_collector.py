@@ -4,7 +4,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from policysched.service.collector import GarbageCollector
+from policysched.service.collector import YOUNG_THRESHOLD, GarbageCollector
 
 
 class Node:
@@ -34,8 +34,10 @@ def old_cycle() -> weakref.ref[Node]:
 
 def test_allocations_no_longer_start_full_collections(collector: GarbageCollector) -> None:
     assert gc.get_threshold()[2] > 10**6
+    assert gc.get_threshold()[0] == YOUNG_THRESHOLD  # rarer young collections
     collector.restore()
     assert gc.get_threshold()[2] < 10**6  # CPython's schedule is back after restore
+    assert gc.get_threshold()[0] < YOUNG_THRESHOLD
 
 
 def test_a_full_collection_runs_on_the_interval_and_frees_cycles(
