@@ -144,10 +144,11 @@ class AggregateValue:
         anywhere reads the same on every node as any other such aggregate over the same
         rows (a pod no existing pod's terms select, in a cluster without them), so its
         results are kept from one pod to the next; any other is only itself."""
-        zeros = _no_counts(len(self.counts))
-        if self.total_count == 0 and self.domain_count == 0 and self.minimum_count == 0 \
-                and self.scored_domains is None \
-                and (self.counts is zeros or not self.counts.any()) \
+        if self.total_count or self.domain_count or self.minimum_count \
+                or self.scored_domains is not None:
+            return ("serial", self.serial)
+        zeros = _no_counts(len(self.counts))  # the arrays of ``_selecting_terms``: not scanned
+        if (self.counts is zeros or not self.counts.any()) \
                 and (self.own is zeros or not self.own.any()):
             return ("nothing counted", len(self.counts))
         return ("serial", self.serial)
